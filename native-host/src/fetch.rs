@@ -1,0 +1,267 @@
+//! Fetching pages over HTTP(S): timeouts, a body-size cap, recorded redirects, proxies, and
+//! charset decoding (crawling-the-web-2004 §2.2).
+
+use std::time::Duration;
+use thiserror::Error;
+
+/// How the fetcher behaves; defaults suit the real web.
+#[derive(Clone, Debug)]
+pub struct FetchConfig {
+    /// The User-Agent header, naming the crawler and where to learn about it.
+    pub user_agent: String,
+    /// Time allowed to establish a connection.
+    pub connect_timeout: Duration,
+    /// Time allowed for one whole request including the body.
+    pub total_timeout: Duration,
+    /// Largest body kept; longer bodies are truncated and marked so.
+    pub max_body: usize,
+    /// Redirect hops followed before giving up.
+    pub max_redirects: usize,
+    /// HTTP(S) proxy for every request (how mini-webs are reached).
+    pub proxy: Option<String>,
+    /// Idle connections kept per host.
+    pub pool_per_host: usize,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            user_agent: concat!(
+                "Forager/",
+                env!("CARGO_PKG_VERSION"),
+                " (focused crawler; +https://example.invalid/forager)"
+            )
+            .into(),
+            connect_timeout: Duration::from_secs(10),
+            total_timeout: Duration::from_secs(30),
+            max_body: 2 << 20,
+            max_redirects: 5,
+            proxy: None,
+            pool_per_host: 4,
+        }
+    }
+}
+
+/// Why a fetch failed; the kind is recorded in the crawl database.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    /// The URL is not http(s) or does not parse.
+    #[error("unsupported URL {0}")]
+    BadUrl(String),
+    /// Connecting, sending or receiving failed (includes timeouts).
+    #[error("network error: {0}")]
+    Network(String),
+    /// The request took longer than allowed.
+    #[error("timed out")]
+    Timeout,
+    /// More redirect hops than allowed, or a redirect without a usable target.
+    #[error("redirect error: {0}")]
+    Redirect(String),
+    /// The fetcher could not be built (bad proxy URL and the like).
+    #[error("fetcher configuration: {0}")]
+    Config(String),
+}
+
+impl FetchError {
+    /// A short stable name for reports and the database.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FetchError::BadUrl(_) => "bad-url",
+            FetchError::Network(_) => "network",
+            FetchError::Timeout => "timeout",
+            FetchError::Redirect(_) => "redirect",
+            FetchError::Config(_) => "config",
+        }
+    }
+}
+
+/// A fetched response.
+#[derive(Clone, Debug)]
+pub struct Fetched {
+    /// The URL finally answered (after redirects).
+    pub final_url: String,
+    /// Every URL redirected through, in order, not including the final one.
+    pub redirects: Vec<String>,
+    /// HTTP status of the final response.
+    pub status: u16,
+    /// The Content-Type header, if any.
+    pub content_type: Option<String>,
+    /// The body, at most `max_body` bytes.
+    pub body: Vec<u8>,
+    /// True when the body was cut at `max_body`.
+    pub truncated: bool,
+}
+
+impl Fetched {
+    /// True when the content type looks like HTML (or is missing, as with many small servers).
+    pub fn is_html(&self) -> bool {
+        match &self.content_type {
+            None => true,
+            Some(ct) => {
+                let ct = ct.to_ascii_lowercase();
+                ct.starts_with("text/html") || ct.starts_with("application/xhtml")
+            }
+        }
+    }
+
+    /// The body decoded to text by the header charset, a `<meta>` charset, or UTF-8.
+    pub fn text(&self) -> String {
+        decode_html(&self.body, self.content_type.as_deref())
+    }
+}
+
+/// Decodes an HTML body: BOM, then the Content-Type charset, then a `<meta charset>` in the
+/// first 1024 bytes, else UTF-8; malformed sequences become U+FFFD.
+pub fn decode_html(body: &[u8], content_type: Option<&str>) -> String {
+    let from_header = content_type.and_then(charset_param);
+    let head = &body[..body.len().min(1024)];
+    let from_meta = || sniff_meta_charset(head);
+    let enc = from_header
+        .or_else(from_meta)
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    let (text, _, _) = enc.decode(body);
+    text.into_owned()
+}
+
+fn charset_param(ct: &str) -> Option<String> {
+    ct.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        (k.trim().eq_ignore_ascii_case("charset"))
+            .then(|| v.trim().trim_matches(['"', '\'']).to_owned())
+    })
+}
+
+fn sniff_meta_charset(head: &[u8]) -> Option<String> {
+    let s = String::from_utf8_lossy(head).to_ascii_lowercase();
+    let i = s.find("charset=")?;
+    let rest = s[i + 8..].trim_start_matches(['"', '\'']);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| rest[..end].to_owned())
+}
+
+/// An HTTP client shared by all fetch workers.
+#[derive(Clone, Debug)]
+pub struct Fetcher {
+    client: reqwest::Client,
+    config: FetchConfig,
+}
+
+impl Fetcher {
+    /// Builds a fetcher; fails only on a bad proxy URL or TLS setup.
+    pub fn new(config: FetchConfig) -> Result<Self, FetchError> {
+        let mut b = reqwest::Client::builder()
+            .user_agent(config.user_agent.clone())
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.total_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(config.pool_per_host);
+        b = match &config.proxy {
+            Some(p) => {
+                b.proxy(reqwest::Proxy::all(p).map_err(|e| FetchError::Config(e.to_string()))?)
+            }
+            None => b.no_proxy(),
+        };
+        let client = b.build().map_err(|e| FetchError::Config(e.to_string()))?;
+        Ok(Fetcher { client, config })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &FetchConfig {
+        &self.config
+    }
+
+    /// Fetches `url`, following redirects up to the limit and recording each hop.
+    pub async fn get(&self, url: &str) -> Result<Fetched, FetchError> {
+        let mut current = url::Url::parse(url).map_err(|_| FetchError::BadUrl(url.to_owned()))?;
+        let mut redirects = Vec::new();
+        loop {
+            if !matches!(current.scheme(), "http" | "https") {
+                return Err(FetchError::BadUrl(current.to_string()));
+            }
+            let mut resp = self
+                .client
+                .get(current.clone())
+                .send()
+                .await
+                .map_err(net_err)?;
+            let status = resp.status().as_u16();
+            if resp.status().is_redirection() {
+                if let Some(loc) = resp
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                {
+                    if redirects.len() >= self.config.max_redirects {
+                        return Err(FetchError::Redirect(format!(
+                            "more than {} redirects",
+                            self.config.max_redirects
+                        )));
+                    }
+                    let next = current
+                        .join(loc)
+                        .map_err(|_| FetchError::Redirect(format!("bad Location {loc:?}")))?;
+                    redirects.push(current.to_string());
+                    current = next;
+                    continue;
+                }
+            }
+            let content_type = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let mut body = Vec::new();
+            let mut truncated = false;
+            while let Some(chunk) = resp.chunk().await.map_err(net_err)? {
+                let room = self.config.max_body - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    truncated = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            return Ok(Fetched {
+                final_url: current.to_string(),
+                redirects,
+                status,
+                content_type,
+                body,
+                truncated,
+            });
+        }
+    }
+}
+
+fn net_err(e: reqwest::Error) -> FetchError {
+    if e.is_timeout() {
+        FetchError::Timeout
+    } else {
+        FetchError::Network(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_by_header_then_meta_then_utf8() {
+        let latin1 = b"<p>caf\xe9</p>";
+        assert_eq!(
+            decode_html(latin1, Some("text/html; charset=ISO-8859-1")),
+            "<p>café</p>"
+        );
+        let meta = b"<meta charset=\"windows-1252\"><p>caf\xe9</p>";
+        assert!(decode_html(meta, Some("text/html")).ends_with("café</p>"));
+        assert_eq!(decode_html("é".as_bytes(), None), "é");
+        assert_eq!(
+            decode_html(b"a\xffb", Some("text/html; charset=bogus")),
+            "a\u{fffd}b"
+        );
+    }
+}

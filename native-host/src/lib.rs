@@ -1,0 +1,11 @@
+//! Forager's crawl host: the focused crawler, its crawl database and the browser's
+//! native-messaging endpoint, behind the `forager` command (focused-crawling-1999 §4).
+
+pub mod bookmarks;
+pub mod demo;
+pub mod eval;
+pub mod fetch;
+pub mod miniweb;
+pub mod parse;
+pub mod synthweb;
+pub mod training;

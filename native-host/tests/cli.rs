@@ -1,0 +1,120 @@
+//! The `forager` binary end to end on a generated web written to disk.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn forager() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_forager"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("forager-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?} failed: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn gen_web(dir: &Path) -> PathBuf {
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    web
+}
+
+#[test]
+fn train_then_classify_json() {
+    let dir = tmp("train");
+    let web = gen_web(&dir);
+    let model = dir.join("m.fgm");
+    run(forager()
+        .arg("train")
+        .arg("--web")
+        .arg(&web)
+        .arg("--out")
+        .arg(&model));
+    // Pick a labelled page that is not an example.
+    let labels = std::fs::read_to_string(web.join("labels.tsv")).unwrap();
+    let examples = std::fs::read_to_string(web.join("examples.tsv")).unwrap();
+    let (url, label) = labels
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .find(|(u, _)| !examples.contains(u))
+        .unwrap();
+    let file = forager::miniweb::file_for(&web.join("sites"), url).unwrap();
+    let out = run(forager()
+        .args(["classify", "--json", "--good", label, "--model"])
+        .arg(&model)
+        .arg(&file));
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["best_leaf"], label, "{v}");
+    assert!(v["relevance"].as_f64().unwrap() > 0.5);
+    assert_eq!(
+        v["path"].as_array().unwrap().last().unwrap()["topic"],
+        label
+    );
+    assert_eq!(v["input"], file.to_str().unwrap());
+}
+
+#[test]
+fn bad_model_is_a_clear_error() {
+    let dir = tmp("bad");
+    let model = dir.join("bad.fgm");
+    std::fs::write(&model, b"FORAGERM\x01\x00garbage").unwrap();
+    let out = forager()
+        .args(["classify", "--model"])
+        .arg(&model)
+        .arg("x.html")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad model bytes"), "{err}");
+}
+
+#[test]
+fn bookmarks_become_topics() {
+    let dir = tmp("bm");
+    let web = gen_web(&dir);
+    let w = forager::miniweb::MiniWeb::open(&web).unwrap();
+    let mut html = String::from("<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n");
+    for (i, topic) in ["/Science/Astronomy", "/Leisure/Cooking"]
+        .iter()
+        .enumerate()
+    {
+        html += &format!("<DT><H3>Folder {i}</H3>\n<DL><p>\n");
+        for (_, u) in w.examples.iter().filter(|(t, _)| t == topic).take(5) {
+            html += &format!("<DT><A HREF=\"{u}\">page</A>\n");
+        }
+        html += "</DL><p>\n";
+    }
+    html += "<DT><A HREF=\"http://nowhere.test/\">loose</A>\n</DL><p>\n";
+    let file = dir.join("bookmarks.html");
+    std::fs::write(&file, html).unwrap();
+    let model = dir.join("bm.fgm");
+    let out = forager()
+        .arg("train")
+        .arg("--bookmarks")
+        .arg(&file)
+        .arg("--web")
+        .arg(&web)
+        .arg("--out")
+        .arg(&model)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in a folder"));
+    let m = forager_classifier::Model::from_bytes(&std::fs::read(&model).unwrap()).unwrap();
+    let paths: Vec<String> = m.topics().iter().map(|t| t.path.clone()).collect();
+    assert_eq!(paths, vec!["/", "/Folder 0", "/Folder 1"]);
+    assert_eq!(m.example_count(), 10);
+}

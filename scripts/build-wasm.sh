@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds the WebAssembly classifier into extension/pkg (generated, ignored by git).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --target wasm32-unknown-unknown -p forager-classifier
+wasm-bindgen --target web --no-typescript --out-dir extension/pkg \
+  target/wasm32-unknown-unknown/release/forager_classifier.wasm

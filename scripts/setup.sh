@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what the tests need on a fresh machine; each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WASM_BINDGEN_VERSION=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${need_apt[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >&2
+fi
+
+rustup target list --installed | grep -qx wasm32-unknown-unknown \
+  || rustup target add wasm32-unknown-unknown >&2
+rustup component list --installed | grep -q '^clippy' || rustup component add clippy >&2
+rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt >&2
+
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+  echo "setup: cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes)" >&2
+  # Not --locked: the CLI's lockfile pins a crate version the registry here lacks.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" >&2
+fi
+
+if [ ! -d tests/browser/node_modules/playwright-core ]; then
+  (cd tests/browser && npm ci --no-audit --no-fund >&2)
+fi

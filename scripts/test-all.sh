@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test: installs what is missing, checks formatting and lints, runs the Rust tests, builds
+# the WASM classifier and the host, and runs the browser tests in headless Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy -p forager-classifier --target wasm32-unknown-unknown -- -D warnings
+echo "== cargo test"
+cargo test --workspace
+echo "== benches compile"
+cargo bench --workspace --no-run
+echo "== build wasm + host"
+scripts/build-wasm.sh
+cargo build --release -p forager
+echo "== browser tests"
+(cd tests/browser && npm test)

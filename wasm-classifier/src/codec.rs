@@ -1,0 +1,182 @@
+//! The model's byte format: a magic, a format version and a postcard body.
+//!
+//! The bytes are deterministic: the vocabulary holds only the terms in use, sorted; examples
+//! are sorted by URL; term lists are delta-coded. Decoding validates everything, so untrusted
+//! or truncated bytes give an error and never a panic or a model that could misbehave later.
+
+use crate::error::{Error, Result};
+use crate::model::{Example, Model};
+use crate::taxonomy::{Taxonomy, Topic};
+use crate::text::TextOptions;
+use crate::train::TrainOptions;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// First bytes of every model file.
+pub const MAGIC: &[u8; 8] = b"FORAGERM";
+/// Current format version.
+pub const FORMAT_VERSION: u16 = 1;
+/// Largest model accepted, a guard against hostile input.
+pub const MAX_MODEL_BYTES: usize = 256 << 20;
+
+#[derive(Serialize, Deserialize)]
+struct ExampleRec {
+    url: String,
+    topic: u32,
+    /// (term id delta from the previous term, count).
+    terms: Vec<(u32, u32)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ModelFile {
+    text: TextOptions,
+    train: TrainOptions,
+    topics: Vec<Topic>,
+    vocab: Vec<String>,
+    examples: Vec<ExampleRec>,
+}
+
+/// Encodes a model to bytes.
+pub fn encode(model: &Model) -> Vec<u8> {
+    let mut used: Vec<u32> = model
+        .examples
+        .values()
+        .flat_map(|e| e.terms.iter().map(|&(t, _)| t))
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    used.sort_by(|a, b| model.vocab[*a as usize].cmp(&model.vocab[*b as usize]));
+    let mut remap = vec![u32::MAX; model.vocab.len()];
+    for (new, &old) in used.iter().enumerate() {
+        remap[old as usize] = new as u32;
+    }
+    let vocab = used
+        .iter()
+        .map(|&t| model.vocab[t as usize].clone())
+        .collect();
+    let examples = model
+        .examples
+        .iter()
+        .map(|(url, e)| {
+            let mut terms: Vec<(u32, u32)> = e
+                .terms
+                .iter()
+                .map(|&(t, c)| (remap[t as usize], c))
+                .collect();
+            terms.sort_unstable();
+            let mut prev = 0;
+            for (t, _) in terms.iter_mut() {
+                let d = *t - prev;
+                prev = *t;
+                *t = d;
+            }
+            ExampleRec {
+                url: url.clone(),
+                topic: e.topic,
+                terms,
+            }
+        })
+        .collect();
+    let file = ModelFile {
+        text: model.text,
+        train: model.train,
+        topics: model.taxonomy.topics().cloned().collect(),
+        vocab,
+        examples,
+    };
+    let mut out = Vec::with_capacity(1024);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    // Serializing plain structs into a Vec cannot fail.
+    let body = postcard::to_stdvec(&file).unwrap_or_default();
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Decodes and validates model bytes.
+pub fn decode(bytes: &[u8]) -> Result<Model> {
+    let bad = |m: String| Error::BadModel(m);
+    if bytes.len() > MAX_MODEL_BYTES {
+        return Err(bad(format!("{} bytes is over the limit", bytes.len())));
+    }
+    if bytes.len() < MAGIC.len() + 2 || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(bad("not a Forager model (bad magic)".into()));
+    }
+    let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+    if version != FORMAT_VERSION {
+        return Err(bad(format!(
+            "format version {version}, this build reads {FORMAT_VERSION}"
+        )));
+    }
+    let (file, rest): (ModelFile, &[u8]) =
+        postcard::take_from_bytes(&bytes[10..]).map_err(|e| bad(format!("corrupt body: {e}")))?;
+    if !rest.is_empty() {
+        return Err(bad(format!("{} trailing bytes", rest.len())));
+    }
+    file.train.validate().map_err(bad)?;
+    if file.text.min_chars > 40 {
+        return Err(bad("min_chars out of range".into()));
+    }
+    let taxonomy = Taxonomy::from_topics(file.topics)?;
+    for w in file.vocab.windows(2) {
+        if w[0] >= w[1] {
+            return Err(bad("vocabulary is not strictly sorted".into()));
+        }
+    }
+    let n = file.vocab.len() as u64;
+    let mut examples = BTreeMap::new();
+    for rec in file.examples {
+        if !taxonomy.contains(rec.topic) {
+            return Err(bad(format!("example {} has unknown topic", rec.url)));
+        }
+        let mut terms = Vec::with_capacity(rec.terms.len());
+        let mut cur: u64 = 0;
+        for (i, &(d, c)) in rec.terms.iter().enumerate() {
+            if (i > 0 && d == 0) || c == 0 {
+                return Err(bad(format!(
+                    "example {} has a malformed term list",
+                    rec.url
+                )));
+            }
+            cur += u64::from(d);
+            if cur >= n {
+                return Err(bad(format!(
+                    "example {} names a term out of range",
+                    rec.url
+                )));
+            }
+            terms.push((cur as u32, c));
+        }
+        let url = rec.url;
+        if url.is_empty() {
+            return Err(bad("example with an empty URL".into()));
+        }
+        if examples
+            .insert(
+                url.clone(),
+                Example {
+                    topic: rec.topic,
+                    terms,
+                },
+            )
+            .is_some()
+        {
+            return Err(bad(format!("duplicate example {url}")));
+        }
+    }
+    Ok(Model::from_parts(
+        file.text, file.train, taxonomy, file.vocab, examples,
+    ))
+}
+
+impl Model {
+    /// The model's deterministic bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// Reads model bytes, validating them.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
+        decode(bytes)
+    }
+}

@@ -1,0 +1,241 @@
+//! Invariants of the classifier over random taxonomies, examples and documents.
+
+use forager_classifier::{Model, Scratch, Taxonomy, TextOptions, TopicId, TrainOptions, ROOT};
+use proptest::prelude::*;
+
+const WORDS: &[&str] = &[
+    "orbit",
+    "telescope",
+    "nebula",
+    "comet",
+    "galaxy",
+    "lens",
+    "router",
+    "packet",
+    "ethernet",
+    "protocol",
+    "socket",
+    "kernel",
+    "thread",
+    "scheduler",
+    "bread",
+    "flour",
+    "oven",
+    "yeast",
+    "theorem",
+    "lemma",
+    "proof",
+    "matrix",
+    "vector",
+    "the",
+    "and",
+    "of",
+];
+
+/// A random tree: node i > 0 hangs under a random earlier node.
+fn taxonomy(parents: &[usize]) -> (Taxonomy, Vec<TopicId>) {
+    let mut t = Taxonomy::new("root");
+    let mut ids = vec![ROOT];
+    for (i, &p) in parents.iter().enumerate() {
+        let parent = ids[p % ids.len()];
+        ids.push(t.add(parent, &format!("t{i}"), "").unwrap());
+    }
+    (t, ids)
+}
+
+fn text(words: &[usize]) -> String {
+    words
+        .iter()
+        .map(|&w| WORDS[w % WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn model_from(parents: &[usize], examples: &[(usize, Vec<usize>)]) -> Model {
+    let (tax, ids) = taxonomy(parents);
+    let mut m = Model::new(tax, TextOptions::default(), TrainOptions::default());
+    for (i, (topic, words)) in examples.iter().enumerate() {
+        let id = ids[topic % ids.len()];
+        m.add_example(id, &format!("http://e.test/{i}"), &text(words))
+            .unwrap();
+    }
+    m
+}
+
+fn tree() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(0usize..8, 1..10)
+}
+
+fn examples() -> impl Strategy<Value = Vec<(usize, Vec<usize>)>> {
+    prop::collection::vec(
+        (0usize..12, prop::collection::vec(0usize..40, 0..30)),
+        0..25,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn children_sum_to_parent_and_relevance_is_a_probability(
+        parents in tree(), ex in examples(), doc in prop::collection::vec(0usize..40, 0..200),
+        good in prop::collection::vec(0usize..12, 0..3),
+    ) {
+        let mut m = model_from(&parents, &ex);
+        let ids: Vec<TopicId> = m.taxonomy().topics().map(|t| t.id).collect();
+        for g in good {
+            m.set_good(ids[g % ids.len()], true).unwrap();
+        }
+        let c = m.classifier();
+        let mut s = Scratch::new();
+        let lp = c.log_probs(&text(&doc), &mut s);
+        let order = c.topic_order();
+        let p = |id: TopicId| lp[order.iter().position(|&x| x == id).unwrap()].exp();
+        prop_assert!((p(ROOT) - 1.0).abs() < 1e-12);
+        for t in m.taxonomy().topics() {
+            let kids = m.taxonomy().children(t.id);
+            if !kids.is_empty() {
+                let sum: f64 = kids.iter().map(|&k| p(k)).sum();
+                prop_assert!((sum - p(t.id)).abs() < 1e-9, "node {} sum {} vs {}", t.id, sum, p(t.id));
+            }
+        }
+        let v = c.classify(&text(&doc), &mut s);
+        prop_assert!((0.0..=1.0).contains(&v.relevance));
+        prop_assert!(m.taxonomy().is_leaf(v.best_leaf_id));
+        // Hard focus holds exactly when some topic on c*'s path is good.
+        prop_assert_eq!(v.hard_focus, m.taxonomy().is_effectively_good(v.best_leaf_id));
+        // Relevance equals the summed probability of the maximal good topics.
+        let expect: f64 = m.taxonomy().maximal_good().iter().map(|&g| p(g)).sum();
+        prop_assert!((v.relevance - expect.min(1.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bytes_are_deterministic_and_round_trip(parents in tree(), ex in examples()) {
+        let m = model_from(&parents, &ex);
+        let mut reversed: Vec<_> = ex.clone();
+        reversed.reverse();
+        // Same examples added in another order, with the same URLs.
+        let (tax, ids) = taxonomy(&parents);
+        let mut r = Model::new(tax, TextOptions::default(), TrainOptions::default());
+        for (j, (topic, words)) in reversed.iter().enumerate() {
+            let i = ex.len() - 1 - j;
+            r.add_example(ids[topic % ids.len()], &format!("http://e.test/{i}"), &text(words)).unwrap();
+        }
+        prop_assert_eq!(m.to_bytes(), r.to_bytes());
+        let back = Model::from_bytes(&m.to_bytes()).unwrap();
+        prop_assert_eq!(back.to_bytes(), m.to_bytes());
+    }
+
+    #[test]
+    fn add_then_remove_restores_model(
+        parents in tree(), ex in examples(), topic in 0usize..12,
+        words in prop::collection::vec(0usize..40, 1..50),
+        doc in prop::collection::vec(0usize..40, 1..50),
+    ) {
+        let mut m = model_from(&parents, &ex);
+        let before = m.to_bytes();
+        let c0 = m.classifier().classify(&text(&doc), &mut Scratch::new());
+        let ids: Vec<TopicId> = m.taxonomy().topics().map(|t| t.id).collect();
+        m.add_example(ids[topic % ids.len()], "http://new.test/", &text(&words)).unwrap();
+        m.remove_example("http://new.test/").unwrap();
+        prop_assert_eq!(m.to_bytes(), before);
+        let c1 = m.classifier().classify(&text(&doc), &mut Scratch::new());
+        prop_assert_eq!(c0, c1);
+    }
+
+    #[test]
+    fn damaged_bytes_error_and_never_panic(
+        parents in tree(), ex in examples(), cut in any::<prop::sample::Index>(),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+    ) {
+        let bytes = model_from(&parents, &ex).to_bytes();
+        let n = cut.index(bytes.len());
+        prop_assert!(Model::from_bytes(&bytes[..n]).is_err());
+        let mut bad = bytes.clone();
+        for (i, b) in flips {
+            let i = i.index(bad.len());
+            bad[i] ^= b | 1;
+        }
+        // Either an error or a model that classifies without panicking.
+        if let Ok(mut m) = Model::from_bytes(&bad) {
+            let _ = m.classifier().classify("telescope router proof", &mut Scratch::new());
+        }
+    }
+}
+
+#[test]
+fn random_bytes_are_rejected() {
+    assert!(Model::from_bytes(b"").is_err());
+    assert!(Model::from_bytes(b"FORAGERM").is_err());
+    assert!(Model::from_bytes(b"FORAGERM\x09\x00rest").is_err());
+    assert!(Model::from_bytes(&[0xff; 100]).is_err());
+}
+
+/// A two-topic world with disjoint vocabularies: the classifier must tell them apart, and very
+/// long documents must not underflow.
+#[test]
+fn learns_planted_topics_without_underflow() {
+    let mut tax = Taxonomy::new("root");
+    let sky = tax.ensure_path("/Science/Astronomy", "").unwrap();
+    let net = tax.ensure_path("/Computing/Networking", "").unwrap();
+    let cook = tax.ensure_path("/Home/Cooking", "").unwrap();
+    let mut m = Model::new(tax, TextOptions::default(), TrainOptions::default());
+    let docs = [
+        (sky, "telescope orbit comet nebula galaxy lens"),
+        (sky, "galaxy telescope lens orbit"),
+        (net, "router packet ethernet protocol socket"),
+        (net, "packet socket protocol router"),
+        (cook, "bread flour oven yeast"),
+        (cook, "oven yeast bread"),
+    ];
+    for (i, (t, d)) in docs.iter().enumerate() {
+        m.add_example(*t, &format!("http://x.test/{i}"), d).unwrap();
+    }
+    m.set_good(m.taxonomy().find("/Science").unwrap(), true)
+        .unwrap();
+    let c = m.classifier();
+    let mut s = Scratch::new();
+    let v = c.classify("a comet seen through the telescope", &mut s);
+    assert_eq!(v.best_leaf, "/Science/Astronomy");
+    assert!(v.hard_focus);
+    assert!(v.relevance > 0.5);
+    let long = "router packet ".repeat(50_000);
+    let v = c.classify(&long, &mut s);
+    assert_eq!(v.best_leaf, "/Computing/Networking");
+    assert!(
+        v.log_relevance.is_finite() && v.log_relevance < -1000.0,
+        "{}",
+        v.log_relevance
+    );
+    let total: f64 = v.path.iter().map(|p| p.p).take(1).sum();
+    assert!((total - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn taxonomy_edits_update_the_model() {
+    let mut tax = Taxonomy::new("root");
+    let a = tax.ensure_path("/A", "").unwrap();
+    let b = tax.ensure_path("/B", "").unwrap();
+    let mut m = Model::new(tax, TextOptions::default(), TrainOptions::default());
+    m.add_example(a, "http://a.test/1", "telescope orbit")
+        .unwrap();
+    m.add_example(b, "http://b.test/1", "router packet")
+        .unwrap();
+    let mut s = Scratch::new();
+    assert_eq!(m.classifier().classify("telescope", &mut s).best_leaf, "/A");
+    // Move the example: the same text now belongs to B.
+    m.move_example("http://a.test/1", b).unwrap();
+    let c = m.add_topic(ROOT, "C", "").unwrap();
+    m.add_example(c, "http://c.test/1", "bread oven").unwrap();
+    assert_eq!(m.classifier().classify("telescope", &mut s).best_leaf, "/B");
+    m.rename_topic(b, "Bee", "Bees").unwrap();
+    assert_eq!(
+        m.classifier().classify("telescope", &mut s).best_leaf,
+        "/Bee"
+    );
+    m.move_topic(c, a).unwrap();
+    assert_eq!(m.classifier().classify("bread", &mut s).best_leaf, "/A/C");
+    assert_eq!(m.delete_topic(a).unwrap(), 1);
+    assert_eq!(m.example_count(), 2);
+    assert_eq!(m.classifier().classify("bread", &mut s).best_leaf, "/Bee");
+}
