@@ -7,5 +7,6 @@ pub mod eval;
 pub mod fetch;
 pub mod miniweb;
 pub mod parse;
+pub mod serve;
 pub mod synthweb;
 pub mod training;

@@ -99,6 +99,14 @@ enum Cmd {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
+    /// Serve a mini-web as an HTTP forward proxy on loopback (port 0 picks a free port).
+    ServeWeb {
+        /// Mini-web directory; omitted, the demo's generated web is served.
+        web: Option<PathBuf>,
+        /// Port on 127.0.0.1.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
     /// Write the demo's generated web to a directory in the mini-web format.
     GenWeb {
         /// Output directory.
@@ -247,6 +255,22 @@ fn main() -> Result<()> {
                 ..Default::default()
             };
             forager::demo::run(&mut std::io::stdout().lock(), &cfg)?;
+        }
+        Cmd::ServeWeb { web, port } => {
+            let web = match web {
+                Some(dir) => MiniWeb::open(&dir)?,
+                None => forager::synthweb::SynthWeb::generate(&Default::default()).web,
+            };
+            runtime()?.block_on(async {
+                let server =
+                    forager::serve::start(web, std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+                        .await?;
+                println!("{}", server.addr.port());
+                eprintln!("serving on {} (proxy); Ctrl-C stops", server.proxy_url());
+                tokio::signal::ctrl_c().await?;
+                server.shutdown().await;
+                anyhow::Ok(())
+            })?;
         }
         Cmd::GenWeb { out, seed } => {
             let cfg = forager::synthweb::SynthConfig {

@@ -81,11 +81,37 @@ fn bad_model_is_a_clear_error() {
     assert!(err.contains("bad model bytes"), "{err}");
 }
 
-#[test]
-fn bookmarks_become_topics() {
-    let dir = tmp("bm");
-    let web = gen_web(&dir);
-    let w = forager::miniweb::MiniWeb::open(&web).unwrap();
+/// A `forager serve-web` child process, killed on drop.
+struct ServeWeb(std::process::Child, u16);
+
+impl ServeWeb {
+    fn start(web: &Path) -> ServeWeb {
+        use std::io::BufRead;
+        let mut child = forager()
+            .arg("serve-web")
+            .arg(web)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().unwrap();
+        ServeWeb(child, port)
+    }
+}
+
+impl Drop for ServeWeb {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn bookmarks_file(dir: &Path, web: &Path) -> PathBuf {
+    let w = forager::miniweb::MiniWeb::open(web).unwrap();
     let mut html = String::from("<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n");
     for (i, topic) in ["/Science/Astronomy", "/Leisure/Cooking"]
         .iter()
@@ -100,6 +126,48 @@ fn bookmarks_become_topics() {
     html += "<DT><A HREF=\"http://nowhere.test/\">loose</A>\n</DL><p>\n";
     let file = dir.join("bookmarks.html");
     std::fs::write(&file, html).unwrap();
+    file
+}
+
+#[test]
+fn bookmarks_fetched_through_a_proxy() {
+    let dir = tmp("bm-fetch");
+    let web = gen_web(&dir);
+    let file = bookmarks_file(&dir, &web);
+    // One bookmark points at a dead host: it is skipped, not fatal.
+    let text = std::fs::read_to_string(&file).unwrap().replacen(
+        "<DT><A HREF=\"http://",
+        "<DT><A HREF=\"http://dead-host.test/\">x</A>\n<DT><A HREF=\"http://",
+        1,
+    );
+    std::fs::write(&file, text).unwrap();
+    let server = ServeWeb::start(&web);
+    let model = dir.join("bm.fgm");
+    let out = forager()
+        .arg("train")
+        .arg("--bookmarks")
+        .arg(&file)
+        .arg("--proxy")
+        .arg(format!("http://127.0.0.1:{}", server.1))
+        .arg("--out")
+        .arg(&model)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("dead-host.test") && err.contains("HTTP 502"),
+        "{err}"
+    );
+    let m = forager_classifier::Model::from_bytes(&std::fs::read(&model).unwrap()).unwrap();
+    assert_eq!(m.example_count(), 10);
+}
+
+#[test]
+fn bookmarks_become_topics() {
+    let dir = tmp("bm");
+    let web = gen_web(&dir);
+    let file = bookmarks_file(&dir, &web);
     let model = dir.join("bm.fgm");
     let out = forager()
         .arg("train")

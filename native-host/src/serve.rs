@@ -1,0 +1,206 @@
+//! `forager serve-web`: serves a mini-web as an HTTP forward proxy on loopback, exactly as
+//! shared/miniweb/FORMAT.md says: `http://host/path` from `sites/host/path`, 404 for a missing
+//! file, 502 for an unknown host. Absolute-form (proxy) and origin-form requests both work.
+
+use crate::miniweb::{MiniWeb, Store};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// A running mini-web server; dropping the handle does not stop it, [`Server::shutdown`] does.
+pub struct Server {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// The proxy URL to give a client, `http://127.0.0.1:PORT`.
+    pub fn proxy_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting connections and waits for the accept loop to end.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+struct Web {
+    web: MiniWeb,
+    /// Hosts of an in-memory web (a disk web checks for the host's folder).
+    hosts: HashSet<String>,
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or("") {
+        "txt" => "text/plain; charset=utf-8",
+        "css" => "text/css",
+        "xml" => "application/xml",
+        "json" => "application/json",
+        _ => "text/html; charset=utf-8",
+    }
+}
+
+fn reply(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    if let Ok(v) = ctype.parse() {
+        r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    r
+}
+
+impl Web {
+    fn host_known(&self, host: &str) -> bool {
+        match &self.web.store {
+            Store::Dir => {
+                !host.is_empty()
+                    && !host.contains(['/', '\\'])
+                    && !host.starts_with('.')
+                    && self.web.root.join("sites").join(host).is_dir()
+            }
+            Store::Memory(_) => self.hosts.contains(host),
+        }
+    }
+
+    fn answer(&self, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+        let uri = req.uri();
+        let host = uri
+            .host()
+            .map(str::to_owned)
+            .or_else(|| {
+                req.headers()
+                    .get(hyper::header::HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .map(|h| h.split(':').next().unwrap_or("").to_owned())
+            })
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
+            return reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
+        }
+        if !self.host_known(&host) {
+            return reply(StatusCode::BAD_GATEWAY, "text/plain", "unknown host\n");
+        }
+        let path = uri.path();
+        let url = format!("http://{host}{path}");
+        // Small, usually cached files: a plain read costs less than a trip to the blocking pool.
+        let body = match &self.web.store {
+            Store::Dir => crate::miniweb::file_for(&self.web.root.join("sites"), &url)
+                .and_then(|p| std::fs::read(p).ok())
+                .map(Bytes::from),
+            Store::Memory(_) => self.web.read_page(&url).ok().map(Bytes::from),
+        };
+        match body {
+            Some(b) => {
+                let file = if path.ends_with('/') {
+                    "index.html"
+                } else {
+                    path
+                };
+                reply(StatusCode::OK, content_type(file), b)
+            }
+            None => reply(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+        }
+    }
+}
+
+/// Starts serving `web` on `addr` (port 0 picks a free port).
+pub async fn start(web: MiniWeb, addr: SocketAddr) -> std::io::Result<Server> {
+    let hosts = match &web.store {
+        Store::Memory(files) => files
+            .keys()
+            .filter_map(|u| url::Url::parse(u).ok()?.host_str().map(str::to_owned))
+            .chain(std::iter::once("events-calendar.test".to_owned()))
+            .collect(),
+        Store::Dir => HashSet::new(),
+    };
+    let web = Arc::new(Web { web, hosts });
+    let listener = TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let (stop, mut stopped) = watch::channel(false);
+    let task = tokio::spawn(async move {
+        loop {
+            let conn = tokio::select! {
+                c = listener.accept() => c,
+                _ = stopped.changed() => break,
+            };
+            let Ok((stream, _)) = conn else { continue };
+            let _ = stream.set_nodelay(true);
+            let web = web.clone();
+            let mut stopped = stopped.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req| {
+                    let web = web.clone();
+                    async move { Ok::<_, Infallible>(web.answer(&req)) }
+                });
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc);
+                tokio::pin!(conn);
+                tokio::select! {
+                    _ = conn.as_mut() => {}
+                    _ = stopped.changed() => conn.as_mut().graceful_shutdown(),
+                }
+            });
+        }
+    });
+    Ok(Server { addr, stop, task })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthweb::{SynthConfig, SynthWeb};
+
+    #[tokio::test]
+    async fn serves_pages_404s_and_502s_through_a_proxy() {
+        let synth = SynthWeb::generate(&SynthConfig::default());
+        let (url, _) = synth.files.iter().next().unwrap();
+        let url = url.clone();
+        let server = start(synth.web.clone(), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let client = reqwest::Client::builder()
+            .proxy(reqwest::Proxy::all(server.proxy_url()).unwrap())
+            .build()
+            .unwrap();
+        let ok = client.get(&url).send().await.unwrap();
+        assert_eq!(ok.status(), 200);
+        assert_eq!(ok.text().await.unwrap(), synth.files[&url]);
+        let host = url::Url::parse(&url)
+            .unwrap()
+            .host_str()
+            .unwrap()
+            .to_owned();
+        let missing = client
+            .get(format!("http://{host}/no-such-page.html"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), 404);
+        let dead = client
+            .get("http://no-such-host.test/")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(dead.status(), 502);
+        let trap = client
+            .get("http://events-calendar.test/calendar/2024/12")
+            .send()
+            .await
+            .unwrap();
+        assert!(trap.text().await.unwrap().contains("/calendar/2025/1"));
+        server.shutdown().await;
+    }
+}
