@@ -2,11 +2,15 @@
 //! native-messaging endpoint, behind the `forager` command (focused-crawling-1999 §4).
 
 pub mod bookmarks;
+pub mod canon;
+pub mod crawl;
 pub mod demo;
 pub mod eval;
 pub mod fetch;
 pub mod miniweb;
 pub mod parse;
+pub mod robots;
 pub mod serve;
+pub mod store;
 pub mod synthweb;
 pub mod training;

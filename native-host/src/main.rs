@@ -99,6 +99,70 @@ enum Cmd {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
+    /// Crawl: from a mini-web task (trains, serves and seeds itself) or resume an existing database.
+    Crawl {
+        /// Mini-web directory to crawl through its own loopback server.
+        #[arg(long)]
+        web: Option<PathBuf>,
+        /// Task of the mini-web (good topics and seeds).
+        #[arg(long)]
+        task: Option<String>,
+        /// Model file (when not training from --web).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Seed URLs (besides the task's).
+        #[arg(long)]
+        seed: Vec<String>,
+        /// Good topic paths (besides the task's).
+        #[arg(long)]
+        good: Vec<String>,
+        /// Link policy.
+        #[arg(long, value_enum, default_value = "soft")]
+        mode: forager::crawl::Mode,
+        /// Page budget (total, across resumes).
+        #[arg(long)]
+        pages: Option<u64>,
+        /// Time budget in seconds for this run.
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// Crawl database (created if missing, resumed if present).
+        #[arg(long)]
+        db: PathBuf,
+        /// Append fetched URLs here, one per line, in fetch order.
+        #[arg(long)]
+        fetch_log: Option<PathBuf>,
+        /// Fetches in flight.
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+        /// Seconds between requests to one host (default 1; 0 with --web, which is loopback).
+        #[arg(long)]
+        delay: Option<f64>,
+        /// HTTP proxy.
+        #[arg(long)]
+        proxy: Option<String>,
+        /// Print progress as JSON lines on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run read-only SQL on a crawl database (tables doc, link, server, taxonomy, example;
+    /// also attached as `arc`, so `arc.doc` works as in the paper).
+    Sql {
+        /// Crawl database.
+        db: PathBuf,
+        /// The query.
+        query: String,
+        /// Rows as JSON objects.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Summary of a running or finished crawl.
+    Status {
+        /// Crawl database.
+        db: PathBuf,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve a mini-web as an HTTP forward proxy on loopback (port 0 picks a free port).
     ServeWeb {
         /// Mini-web directory; omitted, the demo's generated web is served.
@@ -256,6 +320,41 @@ fn main() -> Result<()> {
             };
             forager::demo::run(&mut std::io::stdout().lock(), &cfg)?;
         }
+        Cmd::Crawl {
+            web,
+            task,
+            model,
+            seed,
+            good,
+            mode,
+            pages,
+            seconds,
+            db,
+            fetch_log,
+            concurrency,
+            delay,
+            proxy,
+            json,
+        } => {
+            cmd_crawl(CrawlArgs {
+                web,
+                task,
+                model,
+                seed,
+                good,
+                mode,
+                pages,
+                seconds,
+                db,
+                fetch_log,
+                concurrency,
+                delay,
+                proxy,
+                json,
+            })?;
+        }
+        Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,
+        Cmd::Status { db, json } => cmd_status(&db, json)?,
         Cmd::ServeWeb { web, port } => {
             let web = match web {
                 Some(dir) => MiniWeb::open(&dir)?,
@@ -313,6 +412,192 @@ fn main() -> Result<()> {
                 }
                 println!("model: {size} bytes; trained in {train_ms:.0} ms");
             }
+        }
+    }
+    Ok(())
+}
+
+struct CrawlArgs {
+    web: Option<PathBuf>,
+    task: Option<String>,
+    model: Option<PathBuf>,
+    seed: Vec<String>,
+    good: Vec<String>,
+    mode: forager::crawl::Mode,
+    pages: Option<u64>,
+    seconds: Option<f64>,
+    db: PathBuf,
+    fetch_log: Option<PathBuf>,
+    concurrency: usize,
+    delay: Option<f64>,
+    proxy: Option<String>,
+    json: bool,
+}
+
+fn cmd_crawl(a: CrawlArgs) -> Result<()> {
+    use forager::store::{NewUrl, Store};
+    let mut store = Store::open(&a.db)?;
+    let web = a.web.as_deref().map(MiniWeb::open).transpose()?;
+    let task = match (&web, &a.task) {
+        (Some(w), Some(t)) => Some(w.task(t)?.clone()),
+        (None, Some(_)) => bail!("--task needs --web"),
+        _ => None,
+    };
+    // The model: given, trained from the web, or the one stored by an earlier run.
+    let mut model = if let Some(p) = &a.model {
+        read_model(p)?
+    } else if let Some(w) = &web {
+        training::from_miniweb(w, TextOptions::default(), TrainOptions::default())?.0
+    } else if let Some(rusqlite::types::Value::Blob(b)) = store.meta("model")? {
+        Model::from_bytes(&b)?
+    } else {
+        bail!("no model: give --model or --web, or resume a database that has one");
+    };
+    let mut good = a.good.clone();
+    if let Some(t) = &task {
+        good.extend(t.good.iter().cloned());
+    }
+    if !good.is_empty() {
+        model.set_good_paths(&good)?;
+    }
+    store.save_taxonomy(&model)?;
+    let mut seeds: Vec<String> = a.seed.clone();
+    if let Some(t) = &task {
+        seeds.extend(t.seeds.iter().cloned());
+    }
+    let seeds: Vec<NewUrl> = seeds
+        .iter()
+        .filter_map(|s| forager::canon::parse(s).ok())
+        .map(|u| NewUrl {
+            host: u.host_str().unwrap_or("").to_owned(),
+            url: u.to_string(),
+            score: 1.0,
+            depth: 0,
+            via: None,
+        })
+        .collect();
+    store.add_seeds(&seeds)?;
+    let classifier = model.classifier();
+    let rt = runtime()?;
+    let json = a.json;
+    rt.block_on(async move {
+        let server = match web {
+            Some(w) => Some(forager::serve::start(w, ([127, 0, 0, 1], 0).into()).await?),
+            None => None,
+        };
+        let proxy = a.proxy.clone().or_else(|| server.as_ref().map(|s| s.proxy_url()));
+        let delay = a.delay.unwrap_or(if server.is_some() { 0.0 } else { 1.0 });
+        let config = forager::crawl::CrawlConfig {
+            mode: a.mode,
+            max_pages: a.pages,
+            max_time: a.seconds.map(std::time::Duration::from_secs_f64),
+            concurrency: a.concurrency.max(1),
+            delay: std::time::Duration::from_secs_f64(delay.max(0.0)),
+            fetch: FetchConfig { proxy, ..FetchConfig::default() },
+            fetch_log: a.fetch_log.clone(),
+            ..Default::default()
+        };
+        let stop = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let (reason, p) = forager::crawl::run(store, classifier, config, stop, |p| {
+            if json {
+                println!("{}", serde_json::to_string(p).unwrap_or_default());
+            } else {
+                eprint!(
+                    "\rfetched {:>7}  {:>7.0} pages/s  frontier {:>8}  relevance(100) {:.3}  errors {:>5}   ",
+                    p.fetched, p.pages_per_sec, p.frontier, p.recent_relevance,
+                    p.errors.values().sum::<u64>()
+                );
+            }
+        })
+        .await?;
+        if !json {
+            eprintln!();
+        }
+        eprintln!("stopped: {reason:?}; fetched {} pages; frontier {}; errors {:?}", p.fetched, p.frontier, p.errors);
+        if let Some(s) = server {
+            s.shutdown().await;
+        }
+        anyhow::Ok(())
+    })
+}
+
+fn cmd_sql(db: &Path, query: &str, json: bool) -> Result<()> {
+    let conn = forager::store::Store::open_read_only(db)?;
+    let mut st = conn.prepare(query)?;
+    let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
+    let mut rows = st.query([])?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if !json {
+        writeln!(out, "{}", names.join("\t"))?;
+    }
+    while let Some(row) = rows.next()? {
+        let mut vals = Vec::new();
+        for i in 0..names.len() {
+            use rusqlite::types::ValueRef;
+            vals.push(match row.get_ref(i)? {
+                ValueRef::Null => serde_json::Value::Null,
+                ValueRef::Integer(v) => v.into(),
+                ValueRef::Real(v) => v.into(),
+                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                ValueRef::Blob(b) => format!("<{} bytes>", b.len()).into(),
+            });
+        }
+        if json {
+            let obj: serde_json::Map<String, serde_json::Value> =
+                names.iter().cloned().zip(vals).collect();
+            writeln!(out, "{}", serde_json::Value::Object(obj))?;
+        } else {
+            let cells: Vec<String> = vals
+                .iter()
+                .map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            writeln!(out, "{}", cells.join("\t"))?;
+        }
+    }
+    Ok(())
+}
+
+fn cmd_status(db: &Path, json: bool) -> Result<()> {
+    let conn = forager::store::Store::open_read_only(db)?;
+    let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+    let fetched = count("SELECT count(*) FROM doc WHERE status = 2")?;
+    let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
+    let failed = count("SELECT count(*) FROM doc WHERE status IN (3, 4)")?;
+    let relevant = count("SELECT count(*) FROM doc WHERE status = 2 AND relevance >= 0.5")?;
+    let mean_recent: f64 = conn.query_row(
+        "SELECT coalesce(avg(relevance), 0) FROM (SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq DESC LIMIT 100)",
+        [],
+        |r| r.get(0),
+    )?;
+    let mut errors = serde_json::Map::new();
+    {
+        let mut st = conn.prepare(
+            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let k: Option<String> = r.get(0)?;
+            let n: i64 = r.get(1)?;
+            errors.insert(k.unwrap_or_default(), n.into());
+        }
+    }
+    let v = serde_json::json!({
+        "fetched": fetched, "frontier": frontier, "failed_or_excluded": failed,
+        "relevant_fetched": relevant, "recent_relevance": mean_recent, "errors": errors,
+    });
+    if json {
+        println!("{v}");
+    } else {
+        println!("fetched {fetched}  frontier {frontier}  failed/excluded {failed}");
+        println!("relevant (R >= 0.5) {relevant}   mean relevance of last 100: {mean_recent:.3}");
+        for (k, n) in &errors {
+            println!("  {k}: {n}");
         }
     }
     Ok(())

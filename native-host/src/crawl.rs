@@ -1,0 +1,396 @@
+//! The crawl loop (focused-crawling-1999 §4, crawling-the-web-2004 §2.6): a watchdog checks
+//! out batches of frontier URLs, one task per fetch (bounded by `concurrency`), parsing and
+//! classification on the blocking pool, results written back in batched transactions.
+
+use crate::canon::{self, TrapLimits};
+use crate::fetch::{FetchConfig, Fetcher};
+use crate::parse::parse_page;
+use crate::robots::{RobotsCache, Verdict};
+use crate::store::{self, NewUrl, Outcome, Store, Work};
+use forager_classifier::{Classifier, Scratch};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, Semaphore};
+
+/// How outlinks are ordered and admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Every outlink, in pseudo-random hash order.
+    Unfocused,
+    /// Every outlink, breadth first.
+    Bfs,
+    /// Every outlink, prioritised by the parent's relevance (max over parents).
+    Soft,
+    /// Outlinks only of pages whose best category path has a good topic.
+    Hard,
+}
+
+/// Crawl settings.
+#[derive(Clone, Debug)]
+pub struct CrawlConfig {
+    /// Link policy.
+    pub mode: Mode,
+    /// Stop after this many fetched pages (in total, across resumes).
+    pub max_pages: Option<u64>,
+    /// Stop after this much time in this run.
+    pub max_time: Option<Duration>,
+    /// Fetches in flight at once.
+    pub concurrency: usize,
+    /// Minimum time between two requests to one host.
+    pub delay: Duration,
+    /// Most pages fetched from one host.
+    pub max_pages_per_host: u64,
+    /// URL trap guards.
+    pub traps: TrapLimits,
+    /// Fetcher settings (proxy, timeouts, caps).
+    pub fetch: FetchConfig,
+    /// Append each fetched URL here, in fetch order.
+    pub fetch_log: Option<PathBuf>,
+}
+
+impl Default for CrawlConfig {
+    fn default() -> Self {
+        CrawlConfig {
+            mode: Mode::Soft,
+            max_pages: None,
+            max_time: None,
+            concurrency: 16,
+            delay: Duration::from_secs(1),
+            max_pages_per_host: 5_000,
+            traps: TrapLimits::default(),
+            fetch: FetchConfig::default(),
+            fetch_log: None,
+        }
+    }
+}
+
+/// A snapshot of a running or finished crawl.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Progress {
+    /// Pages fetched and recorded (all runs).
+    pub fetched: u64,
+    /// URLs in the frontier.
+    pub frontier: i64,
+    /// Fetches in flight.
+    pub in_flight: usize,
+    /// Fetched pages per second in this run.
+    pub pages_per_sec: f64,
+    /// Mean relevance of the last 100 fetched pages.
+    pub recent_relevance: f64,
+    /// Failures and exclusions by kind.
+    pub errors: HashMap<String, u64>,
+    /// Seconds since this run started.
+    pub elapsed: f64,
+}
+
+/// Why the crawl stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum StopReason {
+    /// The page budget was reached.
+    PageBudget,
+    /// The time budget ran out.
+    TimeBudget,
+    /// The frontier is empty and every worker idle.
+    FrontierEmpty,
+    /// Asked to stop (Ctrl-C or the browser).
+    Requested,
+}
+
+struct Shared {
+    fetcher: Fetcher,
+    robots: RobotsCache,
+    classifier: Arc<Classifier>,
+    config: CrawlConfig,
+    next_slot: Mutex<HashMap<String, Instant>>,
+    per_host: Mutex<HashMap<String, u64>>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
+}
+
+fn failure(oid: i64, st: i64, kind: &str) -> Outcome {
+    Outcome {
+        oid,
+        status: st,
+        error: Some(kind.to_owned()),
+        log_relevance: f64::NEG_INFINITY,
+        ..Outcome::default()
+    }
+}
+
+fn hex_hash(s: &str) -> String {
+    // FNV-1a 64: enough to spot an unchanged page on revisit; not a security hash.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
+    let Ok(url) = url::Url::parse(&w.url) else {
+        return failure(w.oid, store::status::EXCLUDED, "unsupported-url");
+    };
+    let host = url.host_str().unwrap_or("").to_owned();
+    {
+        let mut ph = sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
+        let n = ph.entry(host.clone()).or_default();
+        if *n >= sh.config.max_pages_per_host {
+            return failure(w.oid, store::status::EXCLUDED, "trap-host-page-cap");
+        }
+        *n += 1;
+    }
+    let extra = match sh.robots.check(&sh.fetcher, &url).await {
+        Verdict::Disallowed => return failure(w.oid, store::status::EXCLUDED, "robots"),
+        Verdict::Unavailable => {
+            let mut o = failure(w.oid, store::status::FAILED, "robots-unavailable");
+            o.retry = true;
+            return o;
+        }
+        Verdict::Allowed(d) => d.unwrap_or_default(),
+    };
+    // Politeness: one slot per host every max(delay, Crawl-delay).
+    let gap = sh.config.delay.max(extra);
+    if !gap.is_zero() {
+        let wait = {
+            let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            let slot = slots.get(&host).copied().unwrap_or(now).max(now);
+            slots.insert(host.clone(), slot + gap);
+            slot - now
+        };
+        tokio::time::sleep(wait).await;
+    }
+    let resp = match sh.fetcher.get(url.as_str()).await {
+        Ok(r) => r,
+        Err(e) => {
+            let mut o = failure(w.oid, store::status::FAILED, e.kind());
+            o.retry = matches!(e, crate::fetch::FetchError::Timeout);
+            return o;
+        }
+    };
+    if resp.status != 200 {
+        let mut o = failure(
+            w.oid,
+            store::status::FAILED,
+            &format!("http-{}", resp.status),
+        );
+        o.http_status = Some(i64::from(resp.status));
+        o.retry = resp.status == 429 || resp.status >= 500;
+        return o;
+    }
+    if !resp.is_html() {
+        let mut o = failure(w.oid, store::status::FAILED, "not-html");
+        o.http_status = Some(200);
+        return o;
+    }
+    let sh2 = sh.clone();
+    let depth = w.depth;
+    let oid = w.oid;
+    let job = tokio::task::spawn_blocking(move || {
+        let html = resp.text();
+        let base = url::Url::parse(&resp.final_url).unwrap_or(url);
+        let page = parse_page(&html, &base);
+        let verdict = SCRATCH.with(|s| {
+            sh2.classifier
+                .classify(&page.text.text, &mut s.borrow_mut())
+        });
+        let follow = !page.meta_nofollow
+            && match sh2.config.mode {
+                Mode::Hard => verdict.hard_focus,
+                _ => true,
+            };
+        let mut links = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        if follow {
+            for l in page.links.into_iter().filter(|l| !l.nofollow) {
+                if canon::check_traps(&l.url, &sh2.config.traps).is_err() {
+                    continue;
+                }
+                if !seen.insert(l.url.to_string()) {
+                    continue;
+                }
+                let score = match sh2.config.mode {
+                    Mode::Soft | Mode::Hard => verdict.relevance,
+                    Mode::Bfs => -((depth + 1) as f64),
+                    Mode::Unfocused => 0.0,
+                };
+                links.push(NewUrl {
+                    host: l.url.host_str().unwrap_or("").to_owned(),
+                    url: l.url.to_string(),
+                    score,
+                    depth: depth + 1,
+                    via: Some((oid, l.anchor)),
+                });
+            }
+        }
+        Outcome {
+            oid,
+            status: store::status::FETCHED,
+            http_status: Some(200),
+            relevance: verdict.relevance,
+            log_relevance: verdict.log_relevance,
+            cid: Some(i64::from(verdict.best_leaf_id)),
+            content_hash: Some(hex_hash(&page.text.text)),
+            title: Some(page.text.title),
+            text: (!page.meta_noindex).then_some(page.text.text),
+            error: resp.truncated.then(|| "truncated".to_owned()),
+            retry: false,
+            links,
+        }
+    });
+    job.await
+        .unwrap_or_else(|_| failure(oid, store::status::FAILED, "parse-panic"))
+}
+
+/// Runs a crawl on `store` until a stop condition; `on_progress` is called about once a
+/// second; `stop` ends the crawl gracefully when it resolves.
+pub async fn run(
+    mut store: Store,
+    classifier: Arc<Classifier>,
+    config: CrawlConfig,
+    stop: impl std::future::Future<Output = ()>,
+    mut on_progress: impl FnMut(&Progress),
+) -> Result<(StopReason, Progress), crate::store::StoreError> {
+    let fetcher = Fetcher::new(config.fetch.clone())
+        .map_err(|e| crate::store::StoreError::Schema(e.to_string()))?;
+    let sh = Arc::new(Shared {
+        fetcher,
+        robots: RobotsCache::new("Forager"),
+        classifier,
+        config: config.clone(),
+        next_slot: Mutex::default(),
+        per_host: Mutex::default(),
+    });
+    let mut log = match &config.fetch_log {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| crate::store::StoreError::Schema(format!("{}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let sem = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let (tx, mut rx) = mpsc::channel::<Outcome>(config.concurrency.max(1) * 2);
+    let started = Instant::now();
+    let mut progress = Progress {
+        fetched: store.fetched()? as u64,
+        ..Progress::default()
+    };
+    let fetched_at_start = progress.fetched;
+    let mut recent: std::collections::VecDeque<f64> = std::collections::VecDeque::new();
+    let mut in_flight = 0usize;
+    let mut pending: Vec<Outcome> = Vec::new();
+    let mut last_flush = Instant::now();
+    let mut last_report = Instant::now();
+    let mut reason = None;
+    let mut frontier_dry = false;
+    tokio::pin!(stop);
+    loop {
+        if reason.is_none() {
+            if config.max_pages.is_some_and(|m| progress.fetched >= m) {
+                reason = Some(StopReason::PageBudget);
+            } else if config.max_time.is_some_and(|t| started.elapsed() >= t) {
+                reason = Some(StopReason::TimeBudget);
+            }
+        }
+        if reason.is_none() {
+            let budget = config.max_pages.map_or(usize::MAX, |m| {
+                // Outcomes received but not yet recorded may be fetched pages too.
+                (m.saturating_sub(progress.fetched) as usize)
+                    .saturating_sub(in_flight + pending.len())
+            });
+            let room = (config.concurrency * 2).saturating_sub(in_flight);
+            let n = budget.min(room).min(64);
+            if n > 0 && (in_flight < config.concurrency || !frontier_dry) {
+                let work = store.checkout(n)?;
+                frontier_dry = work.is_empty();
+                for w in work {
+                    in_flight += 1;
+                    let (sh, tx, sem) = (sh.clone(), tx.clone(), sem.clone());
+                    tokio::spawn(async move {
+                        let permit = sem.acquire_owned().await;
+                        let out = fetch_one(sh, w).await;
+                        drop(permit);
+                        let _ = tx.send(out).await;
+                    });
+                }
+            }
+        }
+        if in_flight == 0 && pending.is_empty() {
+            if let Some(r) = reason {
+                progress.frontier = store.frontier_len()?;
+                return Ok((r, progress));
+            }
+            if frontier_dry {
+                // All workers idle and nothing to check out: the crawl is complete.
+                progress.frontier = store.frontier_len()?;
+                return Ok((StopReason::FrontierEmpty, progress));
+            }
+        }
+        if in_flight > 0 {
+            tokio::select! {
+                got = rx.recv() => {
+                    if let Some(o) = got {
+                        in_flight -= 1;
+                        pending.push(o);
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = &mut stop, if reason.is_none() => reason = Some(StopReason::Requested),
+            }
+            while let Ok(o) = rx.try_recv() {
+                in_flight -= 1;
+                pending.push(o);
+            }
+        }
+        let flush = !pending.is_empty()
+            && (pending.len() >= 64
+                || in_flight == 0
+                || last_flush.elapsed() > Duration::from_millis(200));
+        if flush {
+            let batch = std::mem::take(&mut pending);
+            for o in &batch {
+                if let Some(e) = &o.error {
+                    if o.status != store::status::FETCHED {
+                        *progress.errors.entry(e.clone()).or_default() += 1;
+                    }
+                }
+                if o.status == store::status::FETCHED {
+                    recent.push_back(o.relevance);
+                    if recent.len() > 100 {
+                        recent.pop_front();
+                    }
+                }
+            }
+            let fetched = store.record(&batch)?;
+            progress.fetched += fetched.len() as u64;
+            if let Some(l) = log.as_mut() {
+                for (_, u) in &fetched {
+                    let _ = writeln!(l, "{u}");
+                }
+                let _ = l.flush();
+            }
+            frontier_dry = false;
+            last_flush = Instant::now();
+        }
+        if last_report.elapsed() >= Duration::from_secs(1) {
+            progress.frontier = store.frontier_len()?;
+            progress.in_flight = in_flight;
+            progress.elapsed = started.elapsed().as_secs_f64();
+            progress.pages_per_sec =
+                (progress.fetched - fetched_at_start) as f64 / progress.elapsed.max(1e-9);
+            progress.recent_relevance = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
+            on_progress(&progress);
+            last_report = Instant::now();
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! robots.txt per RFC 9309 (parsed by `texting_robots`), cached per host for the crawl.
+//!
+//! A 4xx answer means no rules (allow all); a 5xx or no answer means disallow all for now, and
+//! the host's URLs are retried later (the RFC's "unreachable" rule).
+
+use crate::fetch::Fetcher;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use texting_robots::Robot;
+use tokio::sync::OnceCell;
+
+/// What robots.txt says about one host.
+#[derive(Debug)]
+pub enum Rules {
+    /// Parsed rules.
+    Parsed(Box<Robot>),
+    /// No robots.txt (4xx): everything allowed.
+    AllowAll,
+    /// Server error or unreachable: nothing allowed until `until`.
+    Unavailable {
+        /// When to ask again.
+        until: Instant,
+    },
+}
+
+/// The verdict for one URL.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Verdict {
+    /// Fetch it, no sooner than this delay after the host's previous fetch.
+    Allowed(Option<Duration>),
+    /// robots.txt disallows it.
+    Disallowed,
+    /// robots.txt could not be read; try again later.
+    Unavailable,
+}
+
+/// Per-host robots.txt cache shared by all fetch workers.
+#[derive(Clone, Default)]
+pub struct RobotsCache {
+    hosts: Arc<Mutex<HashMap<String, Arc<OnceCell<Rules>>>>>,
+    agent: String,
+}
+
+/// How long an unreachable robots.txt blocks its host before it is asked again.
+const UNAVAILABLE_FOR: Duration = Duration::from_secs(600);
+
+impl RobotsCache {
+    /// An empty cache matching rules for `agent` (the product token, e.g. `Forager`).
+    pub fn new(agent: &str) -> Self {
+        RobotsCache {
+            hosts: Arc::default(),
+            agent: agent.to_owned(),
+        }
+    }
+
+    /// The verdict for `url`, fetching the host's robots.txt once.
+    pub async fn check(&self, fetcher: &Fetcher, url: &url::Url) -> Verdict {
+        let origin = url.origin().ascii_serialization();
+        let cell = {
+            let mut map = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+            let cell = map.entry(origin.clone()).or_default().clone();
+            if let Some(Rules::Unavailable { until }) = cell.get() {
+                if Instant::now() >= *until {
+                    let fresh = Arc::new(OnceCell::new());
+                    map.insert(origin.clone(), fresh.clone());
+                    fresh
+                } else {
+                    cell
+                }
+            } else {
+                cell
+            }
+        };
+        let rules = cell
+            .get_or_init(|| async {
+                match fetcher.get(&format!("{origin}/robots.txt")).await {
+                    Ok(r) if r.status < 300 => match Robot::new(&self.agent, &r.body) {
+                        Ok(robot) => Rules::Parsed(Box::new(robot)),
+                        Err(_) => Rules::AllowAll,
+                    },
+                    Ok(r) if (400..500).contains(&r.status) => Rules::AllowAll,
+                    _ => Rules::Unavailable {
+                        until: Instant::now() + UNAVAILABLE_FOR,
+                    },
+                }
+            })
+            .await;
+        match rules {
+            Rules::AllowAll => Verdict::Allowed(None),
+            Rules::Unavailable { .. } => Verdict::Unavailable,
+            Rules::Parsed(robot) => {
+                if robot.allowed(url.as_str()) {
+                    Verdict::Allowed(
+                        robot
+                            .delay
+                            .filter(|d| d.is_finite() && *d > 0.0)
+                            .map(|d| Duration::from_secs_f32(d.min(60.0))),
+                    )
+                } else {
+                    Verdict::Disallowed
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! The crawl database (focused-crawling-1999 §4.1): one SQLite file per crawl, in WAL mode,
+//! with the paper's relational design so its SQL works as written.
+//!
+//! The frontier is the unvisited rows of `doc`, served by a partial multi-column index in the
+//! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::path::Path;
+use thiserror::Error;
+
+/// Errors of the crawl database.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("crawl database: {0}")]
+    Sql(#[from] rusqlite::Error),
+    /// The file is not a Forager crawl database of a version this build reads.
+    #[error("crawl database: {0}")]
+    Schema(String),
+}
+
+/// Result type of this module.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// `doc.status` values.
+pub mod status {
+    /// In the frontier.
+    pub const UNVISITED: i64 = 0;
+    /// Checked out to a fetch worker (reset to unvisited on resume).
+    pub const IN_FLIGHT: i64 = 1;
+    /// Fetched and recorded.
+    pub const FETCHED: i64 = 2;
+    /// Fetch failed (kind in `error`).
+    pub const FAILED: i64 = 3;
+    /// Excluded without fetching (robots.txt, trap limits, host page cap).
+    pub const EXCLUDED: i64 = 4;
+}
+
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
+CREATE TABLE IF NOT EXISTS server(
+  sid INTEGER PRIMARY KEY, host TEXT UNIQUE NOT NULL, crawled INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS doc(
+  oid INTEGER PRIMARY KEY, url TEXT UNIQUE NOT NULL, sid INTEGER NOT NULL REFERENCES server(sid),
+  num_tries INTEGER NOT NULL DEFAULT 0, priority INTEGER NOT NULL DEFAULT 0,
+  relevance REAL NOT NULL DEFAULT 0, cid INTEGER, status INTEGER NOT NULL DEFAULT 0,
+  http_status INTEGER, depth INTEGER NOT NULL DEFAULT 0, fetched_at REAL, fetch_seq INTEGER,
+  content_hash TEXT, title TEXT, text BLOB, error TEXT, log_relevance REAL,
+  rnd INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS frontier ON doc(num_tries ASC, relevance DESC, priority ASC, rnd)
+  WHERE status = 0;
+CREATE INDEX IF NOT EXISTS doc_fetch_seq ON doc(fetch_seq) WHERE fetch_seq IS NOT NULL;
+CREATE TABLE IF NOT EXISTS link(
+  oid_src INTEGER NOT NULL, oid_dst INTEGER NOT NULL, sid_src INTEGER NOT NULL,
+  sid_dst INTEGER NOT NULL, anchor TEXT, PRIMARY KEY(oid_src, oid_dst)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS link_dst ON link(oid_dst);
+CREATE TABLE IF NOT EXISTS taxonomy(
+  kcid INTEGER PRIMARY KEY, pcid INTEGER NOT NULL, kcname TEXT NOT NULL, path TEXT NOT NULL,
+  good INTEGER NOT NULL DEFAULT 0);
+CREATE VIEW IF NOT EXISTS cidmap AS SELECT kcid, pcid, kcname, good FROM taxonomy;
+CREATE TABLE IF NOT EXISTS example(url TEXT PRIMARY KEY, kcid INTEGER NOT NULL);
+";
+
+/// A URL to put in the frontier.
+#[derive(Clone, Debug)]
+pub struct NewUrl {
+    /// Canonical URL.
+    pub url: String,
+    /// Its host.
+    pub host: String,
+    /// Frontier score (relevance, or a mode-specific order key); the max over parents wins.
+    pub score: f64,
+    /// Link distance from the seeds.
+    pub depth: i64,
+    /// Link that led here: (source oid, anchor text).
+    pub via: Option<(i64, String)>,
+}
+
+/// A checked-out frontier entry.
+#[derive(Clone, Debug)]
+pub struct Work {
+    /// Row id.
+    pub oid: i64,
+    /// URL.
+    pub url: String,
+    /// Depth from the seeds.
+    pub depth: i64,
+}
+
+/// The outcome of one fetch, as recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Row id.
+    pub oid: i64,
+    /// New status ([`status`]).
+    pub status: i64,
+    /// HTTP status, if a response came.
+    pub http_status: Option<i64>,
+    /// R(d) (fetched pages).
+    pub relevance: f64,
+    /// ln R(d).
+    pub log_relevance: f64,
+    /// Best leaf topic id.
+    pub cid: Option<i64>,
+    /// Title.
+    pub title: Option<String>,
+    /// Visible text, stored LZ4-compressed.
+    pub text: Option<String>,
+    /// Content hash (hex).
+    pub content_hash: Option<String>,
+    /// Error kind for failures and exclusions.
+    pub error: Option<String>,
+    /// Retry later instead of giving up (back to the frontier with num_tries + 1).
+    pub retry: bool,
+    /// Outlinks to enqueue.
+    pub links: Vec<NewUrl>,
+}
+
+/// The crawl database.
+pub struct Store {
+    conn: Connection,
+}
+
+/// Unix time in seconds.
+pub fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// A pseudo-random tie-breaker from the URL (stable, spreads hosts apart).
+fn rnd(url: &str) -> i64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in url.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    (h >> 1) as i64
+}
+
+impl Store {
+    /// Opens or creates the crawl database at `path` for writing; in-flight rows of a crashed
+    /// run return to the frontier.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.execute_batch(SCHEMA)?;
+        let v: Option<i64> = conn
+            .query_row("SELECT value FROM meta WHERE key='schema'", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        match v {
+            None => {
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES('schema', ?1)",
+                    [SCHEMA_VERSION],
+                )?;
+            }
+            Some(SCHEMA_VERSION) => {}
+            Some(other) => {
+                return Err(StoreError::Schema(format!(
+                    "schema version {other}, this build reads {SCHEMA_VERSION}"
+                )))
+            }
+        }
+        conn.execute(
+            "UPDATE doc SET status = ?1 WHERE status = ?2",
+            params![status::UNVISITED, status::IN_FLIGHT],
+        )?;
+        Ok(Store { conn })
+    }
+
+    /// Opens a crawl database read-only (for `sql` and `status`), also attached as `arc` so the
+    /// paper's queries (`arc.doc`, `arc.cidmap`) run as written.
+    pub fn open_read_only(path: &Path) -> Result<Connection> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        let uri = format!(
+            "file:{}?mode=ro",
+            path.to_string_lossy()
+                .replace('%', "%25")
+                .replace('?', "%3f")
+                .replace('#', "%23")
+        );
+        conn.execute("ATTACH DATABASE ?1 AS arc", [uri])?;
+        Ok(conn)
+    }
+
+    /// The connection, for queries the store does not wrap.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Reads a `meta` value.
+    pub fn meta(&self, key: &str) -> Result<Option<rusqlite::types::Value>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Writes a `meta` value.
+    pub fn set_meta(&self, key: &str, value: impl rusqlite::ToSql) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Replaces the stored taxonomy and examples with the model's.
+    pub fn save_taxonomy(&mut self, model: &forager_classifier::Model) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM taxonomy", [])?;
+        tx.execute("DELETE FROM example", [])?;
+        for t in model.topics() {
+            tx.execute(
+                "INSERT INTO taxonomy(kcid, pcid, kcname, path, good) VALUES(?1, ?2, ?3, ?4, ?5)",
+                params![t.id, t.parent, t.title, t.path, t.good],
+            )?;
+        }
+        for e in model.examples() {
+            let kcid = model.taxonomy().find(&e.topic).unwrap_or(0);
+            tx.execute(
+                "INSERT OR REPLACE INTO example(url, kcid) VALUES(?1, ?2)",
+                params![e.url, kcid],
+            )?;
+        }
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES('model', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [model.to_bytes()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn sid(tx: &rusqlite::Transaction<'_>, host: &str) -> Result<(i64, i64)> {
+        tx.execute("INSERT OR IGNORE INTO server(host) VALUES(?1)", [host])?;
+        Ok(tx.query_row(
+            "SELECT sid, crawled FROM server WHERE host = ?1",
+            [host],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+
+    fn enqueue(tx: &rusqlite::Transaction<'_>, u: &NewUrl, src: Option<(i64, i64)>) -> Result<()> {
+        let (sid, crawled) = Self::sid(tx, &u.host)?;
+        tx.execute(
+            "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT(url) DO UPDATE SET relevance = max(relevance, excluded.relevance)
+             WHERE status = 0",
+            params![u.url, sid, crawled, u.score, u.depth, rnd(&u.url)],
+        )?;
+        if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
+            let oid_dst: i64 =
+                tx.query_row("SELECT oid FROM doc WHERE url = ?1", [&u.url], |r| r.get(0))?;
+            tx.execute(
+                "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor)
+                 VALUES(?1, ?2, ?3, ?4, ?5)",
+                params![oid_src, oid_dst, sid_src, sid, anchor],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Adds seed URLs to the frontier.
+    pub fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for s in seeds {
+            Self::enqueue(&tx, s, None)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Checks out up to `n` frontier URLs in frontier order, marking them in flight.
+    pub fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
+        let tx = self.conn.transaction()?;
+        let work: Vec<Work> = {
+            let mut st = tx.prepare_cached(
+                "SELECT oid, url, depth FROM doc INDEXED BY frontier WHERE status = 0
+                 ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT ?1",
+            )?;
+            let rows = st.query_map([n as i64], |r| {
+                Ok(Work {
+                    oid: r.get(0)?,
+                    url: r.get(1)?,
+                    depth: r.get(2)?,
+                })
+            })?;
+            rows.collect::<std::result::Result<_, _>>()?
+        };
+        {
+            let mut up = tx.prepare_cached("UPDATE doc SET status = ?1 WHERE oid = ?2")?;
+            for w in &work {
+                up.execute(params![status::IN_FLIGHT, w.oid])?;
+            }
+        }
+        tx.commit()?;
+        Ok(work)
+    }
+
+    /// Records a batch of outcomes in one transaction; returns the fetch sequence numbers given
+    /// to fetched pages, in order.
+    pub fn record(&mut self, batch: &[Outcome]) -> Result<Vec<(i64, String)>> {
+        let tx = self.conn.transaction()?;
+        let mut seq: i64 =
+            tx.query_row("SELECT coalesce(max(fetch_seq), 0) FROM doc", [], |r| {
+                r.get(0)
+            })?;
+        let mut fetched = Vec::new();
+        for o in batch {
+            let (url, sid): (String, i64) =
+                tx.query_row("SELECT url, sid FROM doc WHERE oid = ?1", [o.oid], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+            let new_status = if o.retry { status::UNVISITED } else { o.status };
+            let this_seq = if o.status == status::FETCHED {
+                seq += 1;
+                fetched.push((seq, url.clone()));
+                Some(seq)
+            } else {
+                None
+            };
+            let text = o
+                .text
+                .as_ref()
+                .map(|t| lz4_flex::compress_prepend_size(t.as_bytes()));
+            tx.execute(
+                "UPDATE doc SET status = ?2, num_tries = num_tries + 1, http_status = ?3,
+                   relevance = CASE WHEN ?2 = 2 THEN ?4 ELSE relevance END,
+                   log_relevance = ?5, cid = ?6, title = ?7, text = ?8, content_hash = ?9,
+                   error = ?10, fetched_at = ?11, fetch_seq = coalesce(?12, fetch_seq)
+                 WHERE oid = ?1",
+                params![
+                    o.oid,
+                    new_status,
+                    o.http_status,
+                    o.relevance,
+                    o.log_relevance,
+                    o.cid,
+                    o.title,
+                    text,
+                    o.content_hash,
+                    o.error,
+                    now(),
+                    this_seq
+                ],
+            )?;
+            if o.status == status::FETCHED {
+                tx.execute(
+                    "UPDATE server SET crawled = crawled + 1 WHERE sid = ?1",
+                    [sid],
+                )?;
+            }
+            for l in &o.links {
+                Self::enqueue(&tx, l, Some((o.oid, sid)))?;
+            }
+        }
+        tx.commit()?;
+        Ok(fetched)
+    }
+
+    /// Number of frontier rows.
+    pub fn frontier_len(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM doc WHERE status = 0", [], |r| {
+                r.get(0)
+            })?)
+    }
+
+    /// Number of fetched pages.
+    pub fn fetched(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM doc WHERE status = 2", [], |r| {
+                r.get(0)
+            })?)
+    }
+
+    /// Pages fetched from `host` so far.
+    pub fn host_crawled(&self, host: &str) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT crawled FROM server WHERE host = ?1", [host], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .unwrap_or(0))
+    }
+}
+
+/// Decompresses a stored `doc.text` value.
+pub fn decompress_text(blob: &[u8]) -> Option<String> {
+    lz4_flex::decompress_size_prepended(blob)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+}
