@@ -100,50 +100,7 @@ enum Cmd {
         seed: u64,
     },
     /// Crawl: from a mini-web task (trains, serves and seeds itself) or resume an existing database.
-    Crawl {
-        /// Mini-web directory to crawl through its own loopback server.
-        #[arg(long)]
-        web: Option<PathBuf>,
-        /// Task of the mini-web (good topics and seeds).
-        #[arg(long)]
-        task: Option<String>,
-        /// Model file (when not training from --web).
-        #[arg(long)]
-        model: Option<PathBuf>,
-        /// Seed URLs (besides the task's).
-        #[arg(long)]
-        seed: Vec<String>,
-        /// Good topic paths (besides the task's).
-        #[arg(long)]
-        good: Vec<String>,
-        /// Link policy.
-        #[arg(long, value_enum, default_value = "soft")]
-        mode: forager::crawl::Mode,
-        /// Page budget (total, across resumes).
-        #[arg(long)]
-        pages: Option<u64>,
-        /// Time budget in seconds for this run.
-        #[arg(long)]
-        seconds: Option<f64>,
-        /// Crawl database (created if missing, resumed if present).
-        #[arg(long)]
-        db: PathBuf,
-        /// Append fetched URLs here, one per line, in fetch order.
-        #[arg(long)]
-        fetch_log: Option<PathBuf>,
-        /// Fetches in flight.
-        #[arg(long, default_value_t = 16)]
-        concurrency: usize,
-        /// Seconds between requests to one host (default 1; 0 with --web, which is loopback).
-        #[arg(long)]
-        delay: Option<f64>,
-        /// HTTP proxy.
-        #[arg(long)]
-        proxy: Option<String>,
-        /// Print progress as JSON lines on stdout.
-        #[arg(long)]
-        json: bool,
-    },
+    Crawl(CrawlArgs),
     /// Run read-only SQL on a crawl database (tables doc, link, server, taxonomy, example;
     /// also attached as `arc`, so `arc.doc` works as in the paper).
     Sql {
@@ -320,39 +277,7 @@ fn main() -> Result<()> {
             };
             forager::demo::run(&mut std::io::stdout().lock(), &cfg)?;
         }
-        Cmd::Crawl {
-            web,
-            task,
-            model,
-            seed,
-            good,
-            mode,
-            pages,
-            seconds,
-            db,
-            fetch_log,
-            concurrency,
-            delay,
-            proxy,
-            json,
-        } => {
-            cmd_crawl(CrawlArgs {
-                web,
-                task,
-                model,
-                seed,
-                good,
-                mode,
-                pages,
-                seconds,
-                db,
-                fetch_log,
-                concurrency,
-                delay,
-                proxy,
-                json,
-            })?;
-        }
+        Cmd::Crawl(args) => cmd_crawl(args)?,
         Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,
         Cmd::Status { db, json } => cmd_status(&db, json)?,
         Cmd::ServeWeb { web, port } => {
@@ -417,20 +342,50 @@ fn main() -> Result<()> {
     Ok(())
 }
 
+/// Arguments of `forager crawl`.
+#[derive(clap::Args)]
 struct CrawlArgs {
+    /// Mini-web directory to crawl through its own loopback server.
+    #[arg(long)]
     web: Option<PathBuf>,
+    /// Task of the mini-web (good topics and seeds).
+    #[arg(long)]
     task: Option<String>,
+    /// Model file (when not training from --web).
+    #[arg(long)]
     model: Option<PathBuf>,
+    /// Seed URLs (besides the task's).
+    #[arg(long)]
     seed: Vec<String>,
+    /// Good topic paths (besides the task's).
+    #[arg(long)]
     good: Vec<String>,
+    /// Link policy.
+    #[arg(long, value_enum, default_value = "soft")]
     mode: forager::crawl::Mode,
+    /// Page budget (total, across resumes).
+    #[arg(long)]
     pages: Option<u64>,
+    /// Time budget in seconds for this run.
+    #[arg(long)]
     seconds: Option<f64>,
+    /// Crawl database (created if missing, resumed if present).
+    #[arg(long)]
     db: PathBuf,
+    /// Append fetched URLs here, one per line, in fetch order.
+    #[arg(long)]
     fetch_log: Option<PathBuf>,
+    /// Fetches in flight.
+    #[arg(long, default_value_t = 16)]
     concurrency: usize,
+    /// Seconds between requests to one host (default 1; 0 with --web, which is loopback).
+    #[arg(long)]
     delay: Option<f64>,
+    /// HTTP proxy.
+    #[arg(long)]
     proxy: Option<String>,
+    /// Print progress as JSON lines on stdout.
+    #[arg(long)]
     json: bool,
 }
 

@@ -1,29 +1,9 @@
 //! The `forager` binary end to end on a generated web written to disk.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn forager() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_forager"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("forager-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{:?} failed: {}",
-        cmd,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::{forager, run, tmp};
 
 fn gen_web(dir: &Path) -> PathBuf {
     let web = dir.join("web");

@@ -1,28 +1,9 @@
 //! Crawls of the generated web through the in-process loopback server, via the real binary.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-fn forager() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_forager"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("forager-crawl-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::{forager, run, tmp};
 
 /// Crawls `pages` pages of the astronomy task in `mode`; returns the fetch log.
 fn crawl(dir: &Path, web: &Path, mode: &str, pages: u32) -> Vec<String> {

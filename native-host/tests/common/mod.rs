@@ -1,0 +1,28 @@
+//! Helpers shared by the binary's integration tests.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The `forager` binary under test.
+pub fn forager() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_forager"))
+}
+
+/// A fresh scratch directory for one test.
+pub fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("forager-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs a command that must succeed; returns its stdout.
+pub fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
