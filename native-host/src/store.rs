@@ -38,6 +38,9 @@ pub mod status {
 
 const SCHEMA_VERSION: i64 = 1;
 
+/// Attempts at one URL before a retryable failure becomes final.
+pub const MAX_TRIES: i64 = 3;
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS server(
@@ -323,7 +326,17 @@ impl Store {
                 tx.query_row("SELECT url, sid FROM doc WHERE oid = ?1", [o.oid], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })?;
-            let new_status = if o.retry { status::UNVISITED } else { o.status };
+            let tries: i64 =
+                tx.query_row("SELECT num_tries FROM doc WHERE oid = ?1", [o.oid], |r| {
+                    r.get(0)
+                })?;
+            // A retryable failure goes back to the frontier (behind untried URLs, since the
+            // frontier orders by num_tries) until MAX_TRIES attempts have been made.
+            let new_status = if o.retry && tries + 1 < MAX_TRIES {
+                status::UNVISITED
+            } else {
+                o.status
+            };
             let this_seq = if o.status == status::FETCHED {
                 seq += 1;
                 fetched.push((seq, url.clone()));
