@@ -35,7 +35,11 @@ fn push_collapsed(out: &mut String, s: &str) {
 /// Extracts the title and visible text of an HTML document (any input parses; html5ever
 /// repairs malformed markup the way browsers do).
 pub fn page_text(html: &str) -> PageText {
-    let doc = Html::parse_document(html);
+    doc_text(&Html::parse_document(html))
+}
+
+/// Title and visible text of an already parsed document.
+fn doc_text(doc: &Html) -> PageText {
     let mut out = PageText::default();
     if let Some(t) = doc.select(&TITLE).next() {
         push_collapsed(&mut out.title, &t.text().collect::<String>());
@@ -114,7 +118,7 @@ static META_ROBOTS: LazyLock<Selector> =
 pub fn parse_page(html: &str, page_url: &url::Url) -> ParsedPage {
     let doc = Html::parse_document(html);
     let mut out = ParsedPage {
-        text: page_text(html),
+        text: doc_text(&doc),
         ..ParsedPage::default()
     };
     for m in doc.select(&META_ROBOTS) {
