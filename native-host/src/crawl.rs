@@ -124,13 +124,7 @@ fn failure(oid: i64, st: i64, kind: &str) -> Outcome {
 }
 
 fn hex_hash(s: &str) -> String {
-    // FNV-1a 64: enough to spot an unchanged page on revisit; not a security hash.
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", store::fnv64(s))
 }
 
 async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {

@@ -134,14 +134,20 @@ pub fn now() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// A pseudo-random tie-breaker from the URL (stable, spreads hosts apart).
-fn rnd(url: &str) -> i64 {
+/// FNV-1a 64 of a string: a stable, cheap hash for tie-breaking and change detection (not a
+/// security hash).
+pub fn fnv64(s: &str) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
-    for b in url.bytes() {
+    for b in s.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x100000001b3);
     }
-    (h >> 1) as i64
+    h
+}
+
+/// A pseudo-random tie-breaker from the URL (stable, spreads hosts apart).
+fn rnd(url: &str) -> i64 {
+    (fnv64(url) >> 1) as i64
 }
 
 impl Store {
