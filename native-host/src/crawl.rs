@@ -132,14 +132,6 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
         return failure(w.oid, store::status::EXCLUDED, "unsupported-url");
     };
     let host = url.host_str().unwrap_or("").to_owned();
-    {
-        let mut ph = sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
-        let n = ph.entry(host.clone()).or_default();
-        if *n >= sh.config.max_pages_per_host {
-            return failure(w.oid, store::status::EXCLUDED, "trap-host-page-cap");
-        }
-        *n += 1;
-    }
     let extra = match sh.robots.check(&sh.fetcher, &url).await {
         Verdict::Disallowed => return failure(w.oid, store::status::EXCLUDED, "robots"),
         Verdict::Unavailable => {
@@ -149,6 +141,15 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
         }
         Verdict::Allowed(d) => d.unwrap_or_default(),
     };
+    // The per-host page cap counts requests robots.txt allowed.
+    {
+        let mut ph = sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
+        let n = ph.entry(host.clone()).or_default();
+        if *n >= sh.config.max_pages_per_host {
+            return failure(w.oid, store::status::EXCLUDED, "trap-host-page-cap");
+        }
+        *n += 1;
+    }
     // Politeness: one slot per host every max(delay, Crawl-delay).
     let gap = sh.config.delay.max(extra);
     if !gap.is_zero() {

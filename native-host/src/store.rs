@@ -5,6 +5,7 @@
 //! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::collections::HashMap;
 use std::path::Path;
 use thiserror::Error;
 
@@ -124,6 +125,58 @@ pub struct Outcome {
 /// The crawl database.
 pub struct Store {
     conn: Connection,
+    /// host → (sid, pages crawled): the `server` table, cached for link insertion.
+    hosts: HashMap<String, (i64, i64)>,
+    /// The last fetch sequence number given.
+    seq: i64,
+}
+
+/// The server id and crawled count of `host`, inserting the server on first sight.
+fn server(
+    tx: &rusqlite::Transaction<'_>,
+    hosts: &mut HashMap<String, (i64, i64)>,
+    host: &str,
+) -> Result<(i64, i64)> {
+    if let Some(&v) = hosts.get(host) {
+        return Ok(v);
+    }
+    tx.prepare_cached("INSERT OR IGNORE INTO server(host) VALUES(?1)")?
+        .execute([host])?;
+    let v = tx
+        .prepare_cached("SELECT sid, crawled FROM server WHERE host = ?1")?
+        .query_row([host], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    hosts.insert(host.to_owned(), v);
+    Ok(v)
+}
+
+/// Puts a URL in the frontier (relevance: the max over its parents while unvisited) and records
+/// the link that led to it.
+fn enqueue(
+    tx: &rusqlite::Transaction<'_>,
+    hosts: &mut HashMap<String, (i64, i64)>,
+    u: &NewUrl,
+    src: Option<(i64, i64)>,
+) -> Result<()> {
+    let (sid, crawled) = server(tx, hosts, &u.host)?;
+    let oid_dst: i64 = tx
+        .prepare_cached(
+            "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT(url) DO UPDATE SET relevance = CASE WHEN status = 0
+               THEN max(relevance, excluded.relevance) ELSE relevance END
+             RETURNING oid",
+        )?
+        .query_row(
+            params![u.url, sid, crawled, u.score, u.depth, rnd(&u.url)],
+            |r| r.get(0),
+        )?;
+    if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor)
+             VALUES(?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![oid_src, oid_dst, sid_src, sid, anchor])?;
+    }
+    Ok(())
 }
 
 /// Unix time in seconds.
@@ -182,7 +235,14 @@ impl Store {
             "UPDATE doc SET status = ?1 WHERE status = ?2",
             params![status::UNVISITED, status::IN_FLIGHT],
         )?;
-        Ok(Store { conn })
+        let seq = conn.query_row("SELECT coalesce(max(fetch_seq), 0) FROM doc", [], |r| {
+            r.get(0)
+        })?;
+        Ok(Store {
+            conn,
+            hosts: HashMap::new(),
+            seq,
+        })
     }
 
     /// Opens a crawl database read-only (for `sql` and `status`), also attached as `arc` so the
@@ -252,40 +312,11 @@ impl Store {
         Ok(())
     }
 
-    fn sid(tx: &rusqlite::Transaction<'_>, host: &str) -> Result<(i64, i64)> {
-        tx.execute("INSERT OR IGNORE INTO server(host) VALUES(?1)", [host])?;
-        Ok(tx.query_row(
-            "SELECT sid, crawled FROM server WHERE host = ?1",
-            [host],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?)
-    }
-
-    fn enqueue(tx: &rusqlite::Transaction<'_>, u: &NewUrl, src: Option<(i64, i64)>) -> Result<()> {
-        let (sid, crawled) = Self::sid(tx, &u.host)?;
-        tx.execute(
-            "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT(url) DO UPDATE SET relevance = max(relevance, excluded.relevance)
-             WHERE status = 0",
-            params![u.url, sid, crawled, u.score, u.depth, rnd(&u.url)],
-        )?;
-        if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
-            let oid_dst: i64 =
-                tx.query_row("SELECT oid FROM doc WHERE url = ?1", [&u.url], |r| r.get(0))?;
-            tx.execute(
-                "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor)
-                 VALUES(?1, ?2, ?3, ?4, ?5)",
-                params![oid_src, oid_dst, sid_src, sid, anchor],
-            )?;
-        }
-        Ok(())
-    }
-
     /// Adds seed URLs to the frontier.
     pub fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
         let tx = self.conn.transaction()?;
         for s in seeds {
-            Self::enqueue(&tx, s, None)?;
+            enqueue(&tx, &mut self.hosts, s, None)?;
         }
         tx.commit()?;
         Ok(())
@@ -322,19 +353,16 @@ impl Store {
     /// to fetched pages, in order.
     pub fn record(&mut self, batch: &[Outcome]) -> Result<Vec<(i64, String)>> {
         let tx = self.conn.transaction()?;
-        let mut seq: i64 =
-            tx.query_row("SELECT coalesce(max(fetch_seq), 0) FROM doc", [], |r| {
-                r.get(0)
-            })?;
+        let mut seq = self.seq;
         let mut fetched = Vec::new();
         for o in batch {
-            let (url, sid): (String, i64) =
-                tx.query_row("SELECT url, sid FROM doc WHERE oid = ?1", [o.oid], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })?;
-            let tries: i64 =
-                tx.query_row("SELECT num_tries FROM doc WHERE oid = ?1", [o.oid], |r| {
-                    r.get(0)
+            let (url, sid, host, tries): (String, i64, String, i64) = tx
+                .prepare_cached(
+                    "SELECT url, doc.sid, host, num_tries FROM doc JOIN server USING (sid)
+                     WHERE oid = ?1",
+                )?
+                .query_row([o.oid], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                 })?;
             // A retryable failure goes back to the frontier (behind untried URLs, since the
             // frontier orders by num_tries) until MAX_TRIES attempts have been made.
@@ -345,7 +373,7 @@ impl Store {
             };
             let this_seq = if o.status == status::FETCHED {
                 seq += 1;
-                fetched.push((seq, url.clone()));
+                fetched.push((seq, url));
                 Some(seq)
             } else {
                 None
@@ -354,38 +382,40 @@ impl Store {
                 .text
                 .as_ref()
                 .map(|t| lz4_flex::compress_prepend_size(t.as_bytes()));
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE doc SET status = ?2, num_tries = num_tries + 1, http_status = ?3,
                    relevance = CASE WHEN ?2 = 2 THEN ?4 ELSE relevance END,
                    log_relevance = ?5, cid = ?6, title = ?7, text = ?8, content_hash = ?9,
                    error = ?10, fetched_at = ?11, fetch_seq = coalesce(?12, fetch_seq)
                  WHERE oid = ?1",
-                params![
-                    o.oid,
-                    new_status,
-                    o.http_status,
-                    o.relevance,
-                    o.log_relevance,
-                    o.cid,
-                    o.title,
-                    text,
-                    o.content_hash,
-                    o.error,
-                    now(),
-                    this_seq
-                ],
-            )?;
+            )?
+            .execute(params![
+                o.oid,
+                new_status,
+                o.http_status,
+                o.relevance,
+                o.log_relevance,
+                o.cid,
+                o.title,
+                text,
+                o.content_hash,
+                o.error,
+                now(),
+                this_seq
+            ])?;
             if o.status == status::FETCHED {
-                tx.execute(
-                    "UPDATE server SET crawled = crawled + 1 WHERE sid = ?1",
-                    [sid],
-                )?;
+                tx.prepare_cached("UPDATE server SET crawled = crawled + 1 WHERE sid = ?1")?
+                    .execute([sid])?;
+                if let Some(h) = self.hosts.get_mut(&host) {
+                    h.1 += 1;
+                }
             }
             for l in &o.links {
-                Self::enqueue(&tx, l, Some((o.oid, sid)))?;
+                enqueue(&tx, &mut self.hosts, l, Some((o.oid, sid)))?;
             }
         }
         tx.commit()?;
+        self.seq = seq;
         Ok(fetched)
     }
 
@@ -406,17 +436,6 @@ impl Store {
                 r.get(0)
             })?)
     }
-
-    /// Pages fetched from `host` so far.
-    pub fn host_crawled(&self, host: &str) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("SELECT crawled FROM server WHERE host = ?1", [host], |r| {
-                r.get(0)
-            })
-            .optional()?
-            .unwrap_or(0))
-    }
 }
 
 /// Decompresses a stored `doc.text` value.
@@ -424,4 +443,87 @@ pub fn decompress_text(blob: &[u8]) -> Option<String> {
     lz4_flex::decompress_size_prepended(blob)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seed(url: &str) -> NewUrl {
+        NewUrl {
+            url: url.into(),
+            host: url::Url::parse(url).unwrap().host_str().unwrap().into(),
+            score: 1.0,
+            depth: 0,
+            via: None,
+        }
+    }
+
+    fn temp_db(name: &str) -> std::path::PathBuf {
+        let p =
+            std::env::temp_dir().join(format!("forager-store-{}-{name}.db", std::process::id()));
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
+        }
+        p
+    }
+
+    #[test]
+    fn text_is_stored_compressed_and_retries_are_capped() {
+        let path = temp_db("retry");
+        let mut st = Store::open(&path).unwrap();
+        st.add_seeds(&[seed("http://a.test/"), seed("http://b.test/")])
+            .unwrap();
+        let work = st.checkout(10).unwrap();
+        assert_eq!(work.len(), 2);
+        let page = Outcome {
+            oid: work[0].oid,
+            status: status::FETCHED,
+            relevance: 0.75,
+            text: Some("hello hello hello world".repeat(20)),
+            links: vec![NewUrl {
+                via: Some((work[0].oid, "next".into())),
+                ..seed("http://a.test/next")
+            }],
+            ..Outcome::default()
+        };
+        let flaky = |oid| Outcome {
+            oid,
+            status: status::FAILED,
+            error: Some("timeout".into()),
+            retry: true,
+            ..Outcome::default()
+        };
+        assert_eq!(st.record(&[page, flaky(work[1].oid)]).unwrap().len(), 1);
+        let blob: Vec<u8> = st
+            .conn()
+            .query_row("SELECT text FROM doc WHERE oid = ?1", [work[0].oid], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(blob.len() < 200, "not compressed: {} bytes", blob.len());
+        assert_eq!(
+            decompress_text(&blob).unwrap(),
+            "hello hello hello world".repeat(20)
+        );
+        // The flaky URL comes back until MAX_TRIES attempts, then fails for good.
+        let mut attempts = 1;
+        loop {
+            let w = st.checkout(10).unwrap();
+            let Some(b) = w.iter().find(|w| w.oid == work[1].oid) else {
+                break;
+            };
+            attempts += 1;
+            st.record(&[flaky(b.oid)]).unwrap();
+            assert!(attempts <= MAX_TRIES, "retried forever");
+        }
+        assert_eq!(attempts, MAX_TRIES);
+        let link: i64 = st
+            .conn()
+            .query_row("SELECT count(*) FROM link WHERE anchor = 'next'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(link, 1);
+    }
 }
