@@ -237,6 +237,8 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
             text: (!page.meta_noindex).then_some(page.text.text),
             error: resp.truncated.then(|| "truncated".to_owned()),
             retry: false,
+            final_url: (!resp.redirects.is_empty()).then(|| resp.final_url.clone()),
+            redirects: resp.redirects.clone(),
             links,
         }
     });

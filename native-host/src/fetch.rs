@@ -1,8 +1,11 @@
 //! Fetching pages over HTTP(S): timeouts, a body-size cap, recorded redirects, proxies, and
 //! charset decoding (crawling-the-web-2004 §2.2).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use thiserror::Error;
+use tokio::sync::Semaphore;
 
 /// How the fetcher behaves; defaults suit the real web.
 #[derive(Clone, Debug)]
@@ -19,8 +22,8 @@ pub struct FetchConfig {
     pub max_redirects: usize,
     /// HTTP(S) proxy for every request (how mini-webs are reached).
     pub proxy: Option<String>,
-    /// Idle connections kept per host.
-    pub pool_per_host: usize,
+    /// Requests in flight to one host at once (politeness; also the idle connections kept).
+    pub per_host_connections: usize,
 }
 
 impl Default for FetchConfig {
@@ -37,7 +40,7 @@ impl Default for FetchConfig {
             max_body: 2 << 20,
             max_redirects: 5,
             proxy: None,
-            pool_per_host: 4,
+            per_host_connections: 2,
         }
     }
 }
@@ -148,6 +151,8 @@ fn sniff_meta_charset(head: &[u8]) -> Option<String> {
 pub struct Fetcher {
     client: reqwest::Client,
     config: FetchConfig,
+    /// One semaphore per host bounds the requests in flight to it.
+    hosts: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
 }
 
 impl Fetcher {
@@ -158,7 +163,7 @@ impl Fetcher {
             .connect_timeout(config.connect_timeout)
             .timeout(config.total_timeout)
             .redirect(reqwest::redirect::Policy::none())
-            .pool_max_idle_per_host(config.pool_per_host);
+            .pool_max_idle_per_host(config.per_host_connections);
         b = match &config.proxy {
             Some(p) => {
                 b.proxy(reqwest::Proxy::all(p).map_err(|e| FetchError::Config(e.to_string()))?)
@@ -166,7 +171,11 @@ impl Fetcher {
             None => b.no_proxy(),
         };
         let client = b.build().map_err(|e| FetchError::Config(e.to_string()))?;
-        Ok(Fetcher { client, config })
+        Ok(Fetcher {
+            client,
+            config,
+            hosts: Arc::default(),
+        })
     }
 
     /// The configuration in force.
@@ -182,6 +191,18 @@ impl Fetcher {
             if !matches!(current.scheme(), "http" | "https") {
                 return Err(FetchError::BadUrl(current.to_string()));
             }
+            let host = current.host_str().unwrap_or("").to_owned();
+            let slot = {
+                let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+                hosts
+                    .entry(host)
+                    .or_insert_with(|| {
+                        Arc::new(Semaphore::new(self.config.per_host_connections.max(1)))
+                    })
+                    .clone()
+            };
+            // The semaphore is never closed, so acquiring cannot fail.
+            let _permit = slot.acquire_owned().await;
             let mut resp = self
                 .client
                 .get(current.clone())

@@ -17,11 +17,15 @@ pub enum Rules {
     Parsed(Box<Robot>),
     /// No robots.txt (4xx): everything allowed.
     AllowAll,
-    /// Server error or unreachable: nothing allowed until `until`.
-    Unavailable {
-        /// When to ask again.
-        until: Instant,
-    },
+    /// Server error or unreachable: nothing allowed.
+    Unavailable,
+}
+
+/// Rules with the time after which they must be fetched again.
+#[derive(Debug)]
+struct Entry {
+    rules: Rules,
+    until: Instant,
 }
 
 /// The verdict for one URL.
@@ -38,12 +42,14 @@ pub enum Verdict {
 /// Per-host robots.txt cache shared by all fetch workers.
 #[derive(Clone, Default)]
 pub struct RobotsCache {
-    hosts: Arc<Mutex<HashMap<String, Arc<OnceCell<Rules>>>>>,
+    hosts: Arc<Mutex<HashMap<String, Arc<OnceCell<Entry>>>>>,
     agent: String,
 }
 
 /// How long an unreachable robots.txt blocks its host before it is asked again.
 const UNAVAILABLE_FOR: Duration = Duration::from_secs(600);
+/// How long fetched rules are trusted (RFC 9309 §2.4: no more than 24 hours).
+const RULES_FOR: Duration = Duration::from_secs(24 * 3600);
 
 impl RobotsCache {
     /// An empty cache matching rules for `agent` (the product token, e.g. `Forager`).
@@ -60,35 +66,37 @@ impl RobotsCache {
         let cell = {
             let mut map = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
             let cell = map.entry(origin.clone()).or_default().clone();
-            if let Some(Rules::Unavailable { until }) = cell.get() {
-                if Instant::now() >= *until {
-                    let fresh = Arc::new(OnceCell::new());
-                    map.insert(origin.clone(), fresh.clone());
-                    fresh
-                } else {
-                    cell
-                }
+            if cell.get().is_some_and(|e| Instant::now() >= e.until) {
+                let fresh = Arc::new(OnceCell::new());
+                map.insert(origin.clone(), fresh.clone());
+                fresh
             } else {
                 cell
             }
         };
         let rules = cell
             .get_or_init(|| async {
-                match fetcher.get(&format!("{origin}/robots.txt")).await {
+                let rules = match fetcher.get(&format!("{origin}/robots.txt")).await {
                     Ok(r) if r.status < 300 => match Robot::new(&self.agent, &r.body) {
                         Ok(robot) => Rules::Parsed(Box::new(robot)),
                         Err(_) => Rules::AllowAll,
                     },
                     Ok(r) if (400..500).contains(&r.status) => Rules::AllowAll,
-                    _ => Rules::Unavailable {
-                        until: Instant::now() + UNAVAILABLE_FOR,
-                    },
+                    _ => Rules::Unavailable,
+                };
+                let ttl = match rules {
+                    Rules::Unavailable => UNAVAILABLE_FOR,
+                    _ => RULES_FOR,
+                };
+                Entry {
+                    rules,
+                    until: Instant::now() + ttl,
                 }
             })
             .await;
-        match rules {
+        match &rules.rules {
             Rules::AllowAll => Verdict::Allowed(None),
-            Rules::Unavailable { .. } => Verdict::Unavailable,
+            Rules::Unavailable => Verdict::Unavailable,
             Rules::Parsed(robot) => {
                 if robot.allowed(url.as_str()) {
                     Verdict::Allowed(

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS doc(
   relevance REAL NOT NULL DEFAULT 0, cid INTEGER, status INTEGER NOT NULL DEFAULT 0,
   http_status INTEGER, depth INTEGER NOT NULL DEFAULT 0, fetched_at REAL, fetch_seq INTEGER,
   content_hash TEXT, title TEXT, text BLOB, error TEXT, log_relevance REAL,
-  rnd INTEGER NOT NULL);
+  final_url TEXT, redirects TEXT, rnd INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS frontier ON doc(num_tries ASC, relevance DESC, priority ASC, rnd)
   WHERE status = 0;
 CREATE INDEX IF NOT EXISTS doc_fetch_seq ON doc(fetch_seq) WHERE fetch_seq IS NOT NULL;
@@ -118,6 +118,10 @@ pub struct Outcome {
     pub error: Option<String>,
     /// Retry later instead of giving up (back to the frontier with num_tries + 1).
     pub retry: bool,
+    /// The URLs redirected through, in order (the first is the row's own URL).
+    pub redirects: Vec<String>,
+    /// The URL finally answered, when redirected.
+    pub final_url: Option<String>,
     /// Outlinks to enqueue.
     pub links: Vec<NewUrl>,
 }
@@ -386,7 +390,8 @@ impl Store {
                 "UPDATE doc SET status = ?2, num_tries = num_tries + 1, http_status = ?3,
                    relevance = CASE WHEN ?2 = 2 THEN ?4 ELSE relevance END,
                    log_relevance = ?5, cid = ?6, title = ?7, text = ?8, content_hash = ?9,
-                   error = ?10, fetched_at = ?11, fetch_seq = coalesce(?12, fetch_seq)
+                   error = ?10, fetched_at = ?11, fetch_seq = coalesce(?12, fetch_seq),
+                   final_url = ?13, redirects = ?14
                  WHERE oid = ?1",
             )?
             .execute(params![
@@ -401,8 +406,29 @@ impl Store {
                 o.content_hash,
                 o.error,
                 now(),
-                this_seq
+                this_seq,
+                o.final_url,
+                (!o.redirects.is_empty()).then(|| o.redirects.join(" ")),
             ])?;
+            // The page a redirect landed on is this page: it must not be fetched again.
+            if let Some(target) = o
+                .final_url
+                .as_deref()
+                .and_then(|u| crate::canon::parse(u).ok())
+            {
+                let alias = NewUrl {
+                    host: target.host_str().unwrap_or("").to_owned(),
+                    url: target.to_string(),
+                    score: 0.0,
+                    depth: 0,
+                    via: None,
+                };
+                enqueue(&tx, &mut self.hosts, &alias, None)?;
+                tx.prepare_cached(
+                    "UPDATE doc SET status = ?2, error = 'redirect-target' WHERE url = ?1 AND status = 0",
+                )?
+                .execute(params![alias.url, status::EXCLUDED])?;
+            }
             if o.status == status::FETCHED {
                 tx.prepare_cached("UPDATE server SET crawled = crawled + 1 WHERE sid = ?1")?
                     .execute([sid])?;
