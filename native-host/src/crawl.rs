@@ -6,7 +6,7 @@ use crate::canon::{self, TrapLimits};
 use crate::fetch::{FetchConfig, Fetcher};
 use crate::parse::parse_page;
 use crate::robots::{RobotsCache, Verdict};
-use crate::store::{self, NewUrl, Outcome, Store, Work};
+use crate::store::{self, NewUrl, Outcome, Store, StoreError, Work};
 use forager_classifier::{Classifier, Scratch};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -265,14 +265,18 @@ pub async fn run(
         next_slot: Mutex::default(),
         per_host: Mutex::default(),
     });
+    // The log is rewritten from the database first, so it is exact even after a crash that
+    // came between a commit and the log write.
     let mut log = match &config.fetch_log {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| crate::store::StoreError::Schema(format!("{}: {e}", p.display())))?,
-        )),
+        Some(p) => {
+            let io = |e: std::io::Error| StoreError::Schema(format!("{}: {e}", p.display()));
+            let mut w = std::io::BufWriter::new(std::fs::File::create(p).map_err(io)?);
+            for u in store.fetched_urls()? {
+                writeln!(w, "{u}").map_err(io)?;
+            }
+            w.flush().map_err(io)?;
+            Some(w)
+        }
         None => None,
     };
     let sem = Arc::new(Semaphore::new(config.concurrency.max(1)));
@@ -390,4 +394,12 @@ pub async fn run(
             last_report = Instant::now();
         }
     }
+}
+
+/// Peak resident memory of this process in bytes (Linux; `None` elsewhere).
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }

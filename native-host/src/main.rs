@@ -384,6 +384,9 @@ struct CrawlArgs {
     /// HTTP proxy.
     #[arg(long)]
     proxy: Option<String>,
+    /// Most pages fetched from one host (a trap guard).
+    #[arg(long, default_value_t = 5_000)]
+    max_pages_per_host: u64,
     /// Print progress as JSON lines on stdout.
     #[arg(long)]
     json: bool,
@@ -440,7 +443,10 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             Some(w) => Some(forager::serve::start(w, ([127, 0, 0, 1], 0).into()).await?),
             None => None,
         };
-        let proxy = a.proxy.clone().or_else(|| server.as_ref().map(|s| s.proxy_url()));
+        let proxy = a
+            .proxy
+            .clone()
+            .or_else(|| server.as_ref().map(|s| s.proxy_url()));
         let delay = a.delay.unwrap_or(if server.is_some() { 0.0 } else { 1.0 });
         let config = forager::crawl::CrawlConfig {
             mode: a.mode,
@@ -448,29 +454,49 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             max_time: a.seconds.map(std::time::Duration::from_secs_f64),
             concurrency: a.concurrency.max(1),
             delay: std::time::Duration::from_secs_f64(delay.max(0.0)),
-            fetch: FetchConfig { proxy, ..FetchConfig::default() },
+            fetch: FetchConfig {
+                proxy,
+                ..FetchConfig::default()
+            },
             fetch_log: a.fetch_log.clone(),
+            max_pages_per_host: a.max_pages_per_host,
             ..Default::default()
         };
         let stop = async {
             let _ = tokio::signal::ctrl_c().await;
         };
+        let bar = match a.pages {
+            Some(n) => indicatif::ProgressBar::new(n),
+            None => indicatif::ProgressBar::new_spinner(),
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} pages  {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
         let (reason, p) = forager::crawl::run(store, classifier, config, stop, |p| {
             if json {
                 println!("{}", serde_json::to_string(p).unwrap_or_default());
             } else {
-                eprint!(
-                    "\rfetched {:>7}  {:>7.0} pages/s  frontier {:>8}  relevance(100) {:.3}  errors {:>5}   ",
-                    p.fetched, p.pages_per_sec, p.frontier, p.recent_relevance,
+                bar.set_position(p.fetched);
+                bar.set_message(format!(
+                    "{:.0} pages/s  frontier {}  relevance(last 100) {:.3}  errors {}",
+                    p.pages_per_sec,
+                    p.frontier,
+                    p.recent_relevance,
                     p.errors.values().sum::<u64>()
-                );
+                ));
             }
         })
         .await?;
-        if !json {
-            eprintln!();
-        }
-        eprintln!("stopped: {reason:?}; fetched {} pages; frontier {}; errors {:?}", p.fetched, p.frontier, p.errors);
+        bar.finish_and_clear();
+        let rss = forager::crawl::peak_rss().map_or("?".into(), |b| format!("{} MB", b >> 20));
+        eprintln!(
+            "stopped: {reason:?}; fetched {} pages; frontier {}; peak RSS {rss}; errors {:?}",
+            p.fetched, p.frontier, p.errors
+        );
         if let Some(s) = server {
             s.shutdown().await;
         }

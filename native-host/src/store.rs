@@ -445,6 +445,15 @@ impl Store {
         Ok(fetched)
     }
 
+    /// Fetched URLs in fetch order (the fetch log, rebuilt from the database).
+    pub fn fetched_urls(&self) -> Result<Vec<String>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
+        let rows = st.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
     /// Number of frontier rows.
     pub fn frontier_len(&self) -> Result<i64> {
         Ok(self
