@@ -246,10 +246,29 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
         .unwrap_or_else(|_| failure(oid, store::status::FAILED, "parse-panic"))
 }
 
+/// Runs a store operation on the blocking pool so SQLite never stalls the runtime's threads;
+/// the store moves there and back.
+async fn blocking<T: Send + 'static>(
+    slot: &mut Option<Store>,
+    f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    let mut st = slot
+        .take()
+        .ok_or_else(|| StoreError::Schema("crawl database lost after a failed write".into()))?;
+    let (st, r) = tokio::task::spawn_blocking(move || {
+        let r = f(&mut st);
+        (st, r)
+    })
+    .await
+    .map_err(|e| StoreError::Schema(format!("database task failed: {e}")))?;
+    *slot = Some(st);
+    r
+}
+
 /// Runs a crawl on `store` until a stop condition; `on_progress` is called about once a
 /// second; `stop` ends the crawl gracefully when it resolves.
 pub async fn run(
-    mut store: Store,
+    store: Store,
     classifier: Arc<Classifier>,
     config: CrawlConfig,
     stop: impl std::future::Future<Output = ()>,
@@ -279,11 +298,12 @@ pub async fn run(
         }
         None => None,
     };
+    let mut store = Some(store);
     let sem = Arc::new(Semaphore::new(config.concurrency.max(1)));
     let (tx, mut rx) = mpsc::channel::<Outcome>(config.concurrency.max(1) * 2);
     let started = Instant::now();
     let mut progress = Progress {
-        fetched: store.fetched()? as u64,
+        fetched: blocking(&mut store, |s| s.fetched()).await? as u64,
         ..Progress::default()
     };
     let fetched_at_start = progress.fetched;
@@ -312,7 +332,7 @@ pub async fn run(
             let room = (config.concurrency * 2).saturating_sub(in_flight);
             let n = budget.min(room).min(64);
             if n > 0 && (in_flight < config.concurrency || !frontier_dry) {
-                let work = store.checkout(n)?;
+                let work = blocking(&mut store, move |s| s.checkout(n)).await?;
                 frontier_dry = work.is_empty();
                 for w in work {
                     in_flight += 1;
@@ -328,12 +348,12 @@ pub async fn run(
         }
         if in_flight == 0 && pending.is_empty() {
             if let Some(r) = reason {
-                progress.frontier = store.frontier_len()?;
+                progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
                 return Ok((r, progress));
             }
             if frontier_dry {
                 // All workers idle and nothing to check out: the crawl is complete.
-                progress.frontier = store.frontier_len()?;
+                progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
                 return Ok((StopReason::FrontierEmpty, progress));
             }
         }
@@ -372,7 +392,7 @@ pub async fn run(
                     }
                 }
             }
-            let fetched = store.record(&batch)?;
+            let fetched = blocking(&mut store, move |s| s.record(&batch)).await?;
             progress.fetched += fetched.len() as u64;
             if let Some(l) = log.as_mut() {
                 for (_, u) in &fetched {
@@ -384,7 +404,7 @@ pub async fn run(
             last_flush = Instant::now();
         }
         if last_report.elapsed() >= Duration::from_secs(1) {
-            progress.frontier = store.frontier_len()?;
+            progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
             progress.in_flight = in_flight;
             progress.elapsed = started.elapsed().as_secs_f64();
             progress.pages_per_sec =

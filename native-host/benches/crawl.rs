@@ -1,0 +1,165 @@
+//! Crawl throughput on the FOLDOC mini-web through `serve-web` on loopback with no delay:
+//! the server's own capacity (a bare concurrent fetch loop), then full soft-focus and
+//! unfocused crawls by the real binary as a separate process: pages/s, share of the server's
+//! capacity, peak RSS. Prints numbers; asserts only sanity.
+
+use forager::miniweb::MiniWeb;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn foldoc(repo: &Path) -> Option<PathBuf> {
+    let dir = repo.join("target/foldoc");
+    if !dir.join("labels.tsv").exists() {
+        let ok = std::process::Command::new("tar")
+            .arg("xzf")
+            .arg(repo.join("../shared/miniweb/foldoc.tar.gz"))
+            .arg("-C")
+            .arg(repo.join("target"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return None;
+        }
+    }
+    Some(dir)
+}
+
+/// Every page URL of a mini-web on disk.
+fn all_urls(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let sites = dir.join("sites");
+    for host in std::fs::read_dir(&sites).into_iter().flatten().flatten() {
+        let h = host.file_name().to_string_lossy().into_owned();
+        let mut stack = vec![host.path()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Ok(rel) = p.strip_prefix(sites.join(&h)) {
+                    out.push(format!("http://{h}/{}", rel.to_string_lossy()));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+async fn server_capacity(proxy: &str, urls: &[String]) -> f64 {
+    let client = reqwest::Client::builder()
+        .proxy(reqwest::Proxy::all(proxy).unwrap())
+        .build()
+        .unwrap();
+    let urls = std::sync::Arc::new(urls.to_vec());
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..32 {
+        let (client, urls, next) = (client.clone(), urls.clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(u) = urls.get(i) else { break };
+                if let Ok(r) = client.get(u).send().await {
+                    let _ = r.bytes().await;
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+    urls.len() as f64 / t.elapsed().as_secs_f64()
+}
+
+fn crawl(
+    dir: &Path,
+    model: &Path,
+    proxy: &str,
+    mode: &str,
+    seeds: &[String],
+) -> (u64, f64, String) {
+    let db = std::env::temp_dir().join(format!("forager-bench-{mode}-{}.db", std::process::id()));
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+    }
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_forager"));
+    cmd.args([
+        "crawl",
+        "--mode",
+        mode,
+        "--delay",
+        "0",
+        "--concurrency",
+        "32",
+        "--proxy",
+        proxy,
+    ])
+    .arg("--model")
+    .arg(model)
+    .arg("--db")
+    .arg(&db)
+    .args(["--good", "/Computing/Networking"]);
+    for s in seeds {
+        cmd.args(["--seed", s]);
+    }
+    let _ = dir;
+    let t = Instant::now();
+    let out = cmd.output().unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let last = err.lines().last().unwrap_or("").to_owned();
+    let fetched = last
+        .split("fetched ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let rss = last
+        .split("peak RSS ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .unwrap_or("?")
+        .to_owned();
+    (fetched, secs, rss)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let Some(dir) = foldoc(&repo) else {
+        println!("crawl bench: FOLDOC mini-web not found, skipped");
+        return;
+    };
+    let web = MiniWeb::open(&dir).unwrap();
+    let (model, _) =
+        forager::training::from_miniweb(&web, Default::default(), Default::default()).unwrap();
+    let model_path = std::env::temp_dir().join(format!("forager-bench-{}.fgm", std::process::id()));
+    std::fs::write(&model_path, model.to_bytes()).unwrap();
+    let seeds = web.task("networking").unwrap().seeds.clone();
+    let urls = all_urls(&dir);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(forager::serve::start(web, "127.0.0.1:0".parse().unwrap()))
+        .unwrap();
+    let proxy = server.proxy_url();
+    let cap = rt.block_on(server_capacity(&proxy, &urls));
+    println!(
+        "crawl bench on FOLDOC ({} files) through serve-web on loopback, delay 0",
+        urls.len()
+    );
+    println!("  server capacity (bare fetch loop, 32 conns): {cap:8.0} pages/s");
+    for mode in ["soft", "unfocused"] {
+        let (n, secs, rss) = crawl(&dir, &model_path, &proxy, mode, &seeds);
+        let pps = n as f64 / secs;
+        println!(
+            "  {mode:<9} crawl: {n:6} pages in {secs:5.2} s = {pps:7.0} pages/s ({:.2} of server capacity), peak RSS {rss}",
+            pps / cap
+        );
+        assert!(n > 1000, "{mode} crawl fetched only {n} pages");
+    }
+    rt.block_on(server.shutdown());
+}
