@@ -7,12 +7,13 @@ use crate::fetch::{FetchConfig, Fetcher};
 use crate::parse::parse_page;
 use crate::robots::{RobotsCache, Verdict};
 use crate::store::{self, NewUrl, Outcome, Store, StoreError, Work};
+use forager_classifier::apprentice::{Apprentice, LeafTokens, Source};
 use forager_classifier::{Classifier, Scratch};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Semaphore};
 
@@ -50,6 +51,29 @@ pub struct CrawlConfig {
     pub fetch: FetchConfig,
     /// Append each fetched URL here, in fetch order.
     pub fetch_log: Option<PathBuf>,
+    /// Guide soft focus with the apprentice (accelerated-focused-crawling-2002).
+    pub apprentice: Option<ApprenticeConfig>,
+}
+
+/// How the apprentice learns during a crawl.
+#[derive(Clone, Debug)]
+pub struct ApprenticeConfig {
+    /// Retrain (publish the counts and re-score the frontier) every this many fetched pages.
+    pub retrain_every: u64,
+    /// DOM offset window.
+    pub d_max: usize,
+    /// Start from this apprentice (offline-trained from a previous crawl), if any.
+    pub initial: Option<Apprentice>,
+}
+
+impl Default for ApprenticeConfig {
+    fn default() -> Self {
+        ApprenticeConfig {
+            retrain_every: 200,
+            d_max: forager_classifier::apprentice::DEFAULT_D_MAX,
+            initial: None,
+        }
+    }
 }
 
 impl Default for CrawlConfig {
@@ -64,6 +88,7 @@ impl Default for CrawlConfig {
             traps: TrapLimits::default(),
             fetch: FetchConfig::default(),
             fetch_log: None,
+            apprentice: None,
         }
     }
 }
@@ -85,6 +110,10 @@ pub struct Progress {
     pub errors: HashMap<String, u64>,
     /// Seconds since this run started.
     pub elapsed: f64,
+    /// Apprentice training instances so far, [low, high].
+    pub apprentice_instances: [u64; 2],
+    /// Apprentice retrains so far in this run.
+    pub apprentice_retrains: u64,
 }
 
 /// Why the crawl stopped.
@@ -107,6 +136,8 @@ struct Shared {
     config: CrawlConfig,
     next_slot: Mutex<HashMap<String, Instant>>,
     per_host: Mutex<HashMap<String, u64>>,
+    /// The apprentice as of its last retrain, read by the fetch workers.
+    apprentice: RwLock<Arc<Apprentice>>,
 }
 
 thread_local! {
@@ -202,19 +233,40 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
                 _ => true,
             };
         let mut links = Vec::new();
+        let mut rejects = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let apprentice = sh2.config.apprentice.as_ref().map(|cfg| {
+            let a = sh2
+                .apprentice
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let leaves = LeafTokens::new(sh2.classifier.tokenizer(), &page.leaves);
+            (cfg.d_max, a, leaves)
+        });
         if follow {
             for l in page.links.into_iter().filter(|l| !l.nofollow) {
-                if canon::check_traps(&l.url, &sh2.config.traps).is_err() {
+                if let Err(r) = canon::check_traps(&l.url, &sh2.config.traps) {
+                    rejects.push(r.kind());
                     continue;
                 }
                 if !seen.insert(l.url.to_string()) {
                     continue;
                 }
-                let score = match sh2.config.mode {
-                    Mode::Soft | Mode::Hard => verdict.relevance,
-                    Mode::Bfs => -((depth + 1) as f64),
-                    Mode::Unfocused => 0.0,
+                let features = apprentice.as_ref().map(|(d_max, _, leaves)| {
+                    let src = Source {
+                        class: &verdict.best_leaf,
+                        relevance: verdict.relevance,
+                    };
+                    leaves.link_features(l.leaf_range.0, l.leaf_range.1, *d_max, &src)
+                });
+                let score = match (sh2.config.mode, &apprentice, &features) {
+                    (Mode::Soft | Mode::Hard, Some((_, a, _)), Some(f)) if a.is_trained() => {
+                        a.p_high(f)
+                    }
+                    (Mode::Soft | Mode::Hard, _, _) => verdict.relevance,
+                    (Mode::Bfs, _, _) => -((depth + 1) as f64),
+                    (Mode::Unfocused, _, _) => 0.0,
                 };
                 links.push(NewUrl {
                     host: l.url.host_str().unwrap_or("").to_owned(),
@@ -222,6 +274,7 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
                     score,
                     depth: depth + 1,
                     via: Some((oid, l.anchor)),
+                    features,
                 });
             }
         }
@@ -240,6 +293,7 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
             final_url: (!resp.redirects.is_empty()).then(|| resp.final_url.clone()),
             redirects: resp.redirects.clone(),
             links,
+            rejects,
         }
     });
     job.await
@@ -283,7 +337,22 @@ pub async fn run(
         config: config.clone(),
         next_slot: Mutex::default(),
         per_host: Mutex::default(),
+        apprentice: RwLock::new(Arc::new(
+            config
+                .apprentice
+                .as_ref()
+                .and_then(|a| a.initial.clone())
+                .unwrap_or_default(),
+        )),
     });
+    // The learning apprentice; the workers read snapshots of it published at each retrain.
+    let mut learner: Apprentice = sh
+        .apprentice
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .clone();
+    let mut since_retrain = 0u64;
     // The log is rewritten from the database first, so it is exact even after a crash that
     // came between a commit and the log write.
     let mut log = match &config.fetch_log {
@@ -380,6 +449,9 @@ pub async fn run(
         if flush {
             let batch = std::mem::take(&mut pending);
             for o in &batch {
+                for r in &o.rejects {
+                    *progress.errors.entry((*r).to_owned()).or_default() += 1;
+                }
                 if let Some(e) = &o.error {
                     if o.status != store::status::FETCHED {
                         *progress.errors.entry(e.clone()).or_default() += 1;
@@ -392,10 +464,30 @@ pub async fn run(
                     }
                 }
             }
-            let fetched = blocking(&mut store, move |s| s.record(&batch)).await?;
-            progress.fetched += fetched.len() as u64;
+            let rec = blocking(&mut store, move |s| s.record(&batch)).await?;
+            progress.fetched += rec.fetched.len() as u64;
+            if let Some(cfg) = &config.apprentice {
+                for (f, high) in &rec.instances {
+                    learner.add(f, *high);
+                }
+                since_retrain += rec.fetched.len() as u64;
+                if since_retrain >= cfg.retrain_every && learner.is_trained() {
+                    // Retrain: publish the counts, then re-evaluate the whole frontier.
+                    since_retrain = 0;
+                    let snapshot = Arc::new(learner.clone());
+                    *sh.apprentice.write().unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
+                    if matches!(config.mode, Mode::Soft | Mode::Hard) {
+                        blocking(&mut store, move |s| {
+                            s.rescore_frontier(|f| snapshot.p_high(f))
+                        })
+                        .await?;
+                    }
+                    progress.apprentice_retrains += 1;
+                }
+                progress.apprentice_instances = learner.instances();
+            }
             if let Some(l) = log.as_mut() {
-                for (_, u) in &fetched {
+                for (_, u) in &rec.fetched {
                     let _ = writeln!(l, "{u}");
                 }
                 let _ = l.flush();

@@ -133,6 +133,9 @@ enum Cmd {
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
+        /// Plant the apprentice's test pattern (a "Recommended reading" list of relevant links).
+        #[arg(long)]
+        planted: bool,
         /// Seed of the generated web.
         #[arg(long, default_value_t = 42)]
         seed: u64,
@@ -296,9 +299,10 @@ fn main() -> Result<()> {
                 anyhow::Ok(())
             })?;
         }
-        Cmd::GenWeb { out, seed } => {
+        Cmd::GenWeb { out, seed, planted } => {
             let cfg = forager::synthweb::SynthConfig {
                 seed,
+                planted,
                 ..Default::default()
             };
             let web = forager::synthweb::SynthWeb::generate(&cfg);
@@ -384,6 +388,18 @@ struct CrawlArgs {
     /// HTTP proxy.
     #[arg(long)]
     proxy: Option<String>,
+    /// Guide the crawl with the apprentice, learning online.
+    #[arg(long)]
+    apprentice: bool,
+    /// Pages between apprentice retrains.
+    #[arg(long, default_value_t = 200)]
+    retrain_every: u64,
+    /// The apprentice's DOM offset window.
+    #[arg(long, default_value_t = forager_classifier::apprentice::DEFAULT_D_MAX)]
+    d_max: usize,
+    /// Start the apprentice trained on a previous crawl database (implies --apprentice).
+    #[arg(long)]
+    apprentice_from: Option<PathBuf>,
     /// Most pages fetched from one host (a trap guard).
     #[arg(long, default_value_t = 5_000)]
     max_pages_per_host: u64,
@@ -432,10 +448,34 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             score: 1.0,
             depth: 0,
             via: None,
+            features: None,
         })
         .collect();
     store.add_seeds(&seeds)?;
     let classifier = model.classifier();
+    let apprentice = if a.apprentice || a.apprentice_from.is_some() {
+        let initial = match &a.apprentice_from {
+            Some(p) => {
+                let mut ap = forager_classifier::apprentice::Apprentice::new();
+                for (f, high) in Store::open(p)?.all_instances()? {
+                    ap.add(&f, high);
+                }
+                eprintln!(
+                    "apprentice trained offline on {:?} instances [low, high]",
+                    ap.instances()
+                );
+                Some(ap)
+            }
+            None => None,
+        };
+        Some(forager::crawl::ApprenticeConfig {
+            retrain_every: a.retrain_every.max(1),
+            d_max: a.d_max,
+            initial,
+        })
+    } else {
+        None
+    };
     let rt = runtime()?;
     let json = a.json;
     rt.block_on(async move {
@@ -460,6 +500,7 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             },
             fetch_log: a.fetch_log.clone(),
             max_pages_per_host: a.max_pages_per_host,
+            apprentice,
             ..Default::default()
         };
         let stop = async {

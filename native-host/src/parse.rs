@@ -1,17 +1,27 @@
-//! HTML parsing for the crawler and the classifier: title and visible text.
+//! HTML parsing for the crawler and the classifier: title, visible text, outlinks, and the
+//! DOM leaf sequence around each link that the apprentice learns from.
 //!
 //! Visible text follows one rule shared with the extension's `visibleText()`: the text nodes of
 //! the document outside `head`, `script`, `style`, `noscript` and `template`, joined by single
 //! spaces. The same rule on both sides gives the same tokens for the same page.
+//!
+//! DOM leaves (accelerated-focused-crawling-2002 §2.2.1) are numbered left to right over the
+//! same visible part: every non-blank text node, and every element without children (an
+//! `<img>`, a `<br>`), which is a leaf without text.
 
+use ego_tree::NodeRef;
 use scraper::{Html, Node, Selector};
 use std::sync::LazyLock;
 
-static TITLE: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("title").unwrap_or_else(|_| unreachable!()));
-
 /// Elements whose text is never shown to a reader.
 const HIDDEN: &[&str] = &["head", "script", "style", "noscript", "template"];
+
+static TITLE: LazyLock<Selector> =
+    LazyLock::new(|| Selector::parse("title").unwrap_or_else(|_| unreachable!()));
+static BASE: LazyLock<Selector> =
+    LazyLock::new(|| Selector::parse("base[href]").unwrap_or_else(|_| unreachable!()));
+static META_ROBOTS: LazyLock<Selector> =
+    LazyLock::new(|| Selector::parse("meta[name][content]").unwrap_or_else(|_| unreachable!()));
 
 /// What the classifier needs from one page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -20,6 +30,34 @@ pub struct PageText {
     pub title: String,
     /// Visible text, whitespace-collapsed.
     pub text: String,
+}
+
+/// An outlink of a page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutLink {
+    /// The `href` resolved against the page (or its `<base href>`), canonical.
+    pub url: url::Url,
+    /// The anchor text, whitespace-collapsed.
+    pub anchor: String,
+    /// `rel="nofollow"` on the link.
+    pub nofollow: bool,
+    /// The anchor's own leaves are `leaves[start..end]` (empty when it has none).
+    pub leaf_range: (usize, usize),
+}
+
+/// Everything the crawler takes from one HTML page.
+#[derive(Clone, Debug, Default)]
+pub struct ParsedPage {
+    /// Title and visible text.
+    pub text: PageText,
+    /// Outlinks in document order (unsupported and unparsable hrefs dropped).
+    pub links: Vec<OutLink>,
+    /// DOM leaves in document order: collapsed text, or "" for a leaf element.
+    pub leaves: Vec<String>,
+    /// `<meta name="robots" content="nofollow">`.
+    pub meta_nofollow: bool,
+    /// `<meta name="robots" content="noindex">`.
+    pub meta_noindex: bool,
 }
 
 /// Appends `s` to `out` with runs of whitespace collapsed to one space.
@@ -32,32 +70,127 @@ fn push_collapsed(out: &mut String, s: &str) {
     }
 }
 
-/// Extracts the title and visible text of an HTML document (any input parses; html5ever
-/// repairs malformed markup the way browsers do).
-pub fn page_text(html: &str) -> PageText {
-    doc_text(&Html::parse_document(html))
+/// A link element met during the walk, with its leaf range.
+struct RawLink<'a> {
+    el: &'a scraper::node::Element,
+    start: usize,
+    end: usize,
 }
 
-/// Title and visible text of an already parsed document.
-fn doc_text(doc: &Html) -> PageText {
-    let mut out = PageText::default();
-    if let Some(t) = doc.select(&TITLE).next() {
-        push_collapsed(&mut out.title, &t.text().collect::<String>());
+/// One depth-first walk: visible text, leaves, and the link elements with their leaf ranges.
+fn walk(doc: &Html) -> (String, Vec<String>, Vec<RawLink<'_>>) {
+    enum Visit<'a> {
+        Enter(NodeRef<'a, Node>),
+        Exit(usize),
     }
-    let mut stack = vec![doc.tree.root()];
-    // Depth-first, children in document order; a stack of iterators would be deeper than needed.
-    while let Some(node) = stack.pop() {
+    let (mut text, mut leaves, mut links) = (String::new(), Vec::new(), Vec::new());
+    let mut stack = vec![Visit::Enter(doc.tree.root())];
+    while let Some(v) = stack.pop() {
+        let node = match v {
+            Visit::Exit(i) => {
+                let l: &mut RawLink<'_> = &mut links[i];
+                l.end = leaves.len();
+                continue;
+            }
+            Visit::Enter(n) => n,
+        };
         match node.value() {
             Node::Element(e) if HIDDEN.contains(&e.name()) => continue,
+            Node::Element(e) => {
+                if !node.has_children() {
+                    leaves.push(String::new());
+                    continue;
+                }
+                if matches!(e.name(), "a" | "area") && e.attr("href").is_some() {
+                    links.push(RawLink {
+                        el: e,
+                        start: leaves.len(),
+                        end: leaves.len(),
+                    });
+                    stack.push(Visit::Exit(links.len() - 1));
+                }
+            }
             Node::Text(t) => {
-                push_collapsed(&mut out.text, t);
+                let mut leaf = String::new();
+                push_collapsed(&mut leaf, t);
+                if !leaf.is_empty() {
+                    push_collapsed(&mut text, &leaf);
+                    leaves.push(leaf);
+                }
                 continue;
             }
             _ => {}
         }
-        let children: Vec<_> = node.children().collect();
-        stack.extend(children.into_iter().rev());
+        let at = stack.len();
+        stack.extend(node.children().map(Visit::Enter));
+        stack[at..].reverse();
     }
+    (text, leaves, links)
+}
+
+fn title(doc: &Html) -> String {
+    let mut t = String::new();
+    if let Some(e) = doc.select(&TITLE).next() {
+        push_collapsed(&mut t, &e.text().collect::<String>());
+    }
+    t
+}
+
+/// Extracts the title and visible text of an HTML document (any input parses; html5ever
+/// repairs malformed markup the way browsers do).
+pub fn page_text(html: &str) -> PageText {
+    let doc = Html::parse_document(html);
+    PageText {
+        title: title(&doc),
+        text: walk(&doc).0,
+    }
+}
+
+/// Parses a fetched page: text, leaves, outlinks resolved against `<base href>` or
+/// `page_url`, and the robots meta directives.
+pub fn parse_page(html: &str, page_url: &url::Url) -> ParsedPage {
+    let doc = Html::parse_document(html);
+    let (text, leaves, raw) = walk(&doc);
+    let mut out = ParsedPage {
+        text: PageText {
+            title: title(&doc),
+            text,
+        },
+        ..ParsedPage::default()
+    };
+    for m in doc.select(&META_ROBOTS) {
+        let name = m.value().attr("name").unwrap_or("").to_ascii_lowercase();
+        if name == "robots" {
+            let content = m.value().attr("content").unwrap_or("").to_ascii_lowercase();
+            out.meta_nofollow |= content.contains("nofollow") || content.contains("none");
+            out.meta_noindex |= content.contains("noindex") || content.contains("none");
+        }
+    }
+    let base = doc
+        .select(&BASE)
+        .next()
+        .and_then(|b| page_url.join(b.value().attr("href")?).ok())
+        .unwrap_or_else(|| page_url.clone());
+    for l in raw {
+        let Some(href) = l.el.attr("href") else {
+            continue;
+        };
+        let Ok(url) = crate::canon::resolve(&base, href) else {
+            continue;
+        };
+        let rel = l.el.attr("rel").unwrap_or("").to_ascii_lowercase();
+        let mut anchor = String::new();
+        for leaf in &leaves[l.start..l.end] {
+            push_collapsed(&mut anchor, leaf);
+        }
+        out.links.push(OutLink {
+            url,
+            anchor,
+            nofollow: rel.split_whitespace().any(|r| r == "nofollow"),
+            leaf_range: (l.start, l.end),
+        });
+    }
+    out.leaves = leaves;
     out
 }
 
@@ -80,82 +213,6 @@ mod tests {
         let p = page_text("<p>unclosed <b>bold <i>both</p></div></span>tail");
         assert_eq!(p.text, "unclosed bold both tail");
     }
-}
-
-/// An outlink of a page.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutLink {
-    /// The `href` resolved against the page (or its `<base href>`), canonical.
-    pub url: url::Url,
-    /// The anchor text, whitespace-collapsed.
-    pub anchor: String,
-    /// `rel="nofollow"` on the link.
-    pub nofollow: bool,
-}
-
-/// Everything the crawler takes from one HTML page.
-#[derive(Clone, Debug, Default)]
-pub struct ParsedPage {
-    /// Title and visible text.
-    pub text: PageText,
-    /// Outlinks in document order (unsupported and unparsable hrefs dropped).
-    pub links: Vec<OutLink>,
-    /// `<meta name="robots" content="nofollow">`.
-    pub meta_nofollow: bool,
-    /// `<meta name="robots" content="noindex">`.
-    pub meta_noindex: bool,
-}
-
-static LINKS: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("a[href], area[href]").unwrap_or_else(|_| unreachable!()));
-static BASE: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("base[href]").unwrap_or_else(|_| unreachable!()));
-static META_ROBOTS: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("meta[name][content]").unwrap_or_else(|_| unreachable!()));
-
-/// Parses a fetched page: text, outlinks resolved against `<base href>` or `page_url`, and the
-/// robots meta directives.
-pub fn parse_page(html: &str, page_url: &url::Url) -> ParsedPage {
-    let doc = Html::parse_document(html);
-    let mut out = ParsedPage {
-        text: doc_text(&doc),
-        ..ParsedPage::default()
-    };
-    for m in doc.select(&META_ROBOTS) {
-        let name = m.value().attr("name").unwrap_or("").to_ascii_lowercase();
-        if name == "robots" {
-            let content = m.value().attr("content").unwrap_or("").to_ascii_lowercase();
-            out.meta_nofollow |= content.contains("nofollow") || content.contains("none");
-            out.meta_noindex |= content.contains("noindex") || content.contains("none");
-        }
-    }
-    let base = doc
-        .select(&BASE)
-        .next()
-        .and_then(|b| page_url.join(b.value().attr("href")?).ok())
-        .unwrap_or_else(|| page_url.clone());
-    for a in doc.select(&LINKS) {
-        let Some(href) = a.value().attr("href") else {
-            continue;
-        };
-        let Ok(url) = crate::canon::resolve(&base, href) else {
-            continue;
-        };
-        let rel = a.value().attr("rel").unwrap_or("").to_ascii_lowercase();
-        let mut anchor = String::new();
-        push_collapsed(&mut anchor, &a.text().collect::<Vec<_>>().join(" "));
-        out.links.push(OutLink {
-            url,
-            anchor,
-            nofollow: rel.split_whitespace().any(|r| r == "nofollow"),
-        });
-    }
-    out
-}
-
-#[cfg(test)]
-mod link_tests {
-    use super::*;
 
     #[test]
     fn links_base_and_robots_meta() {
@@ -171,5 +228,31 @@ mod link_tests {
         assert_eq!(p.links[0].anchor, "Why me");
         assert!(p.links[1].nofollow);
         assert!(p.meta_noindex && !p.meta_nofollow);
+    }
+
+    /// The example of the paper's Fig. 3: a list item holding text, a link with nested
+    /// elements, and text; leaves are numbered left to right, empty leaves included.
+    #[test]
+    fn dom_leaves_are_numbered_like_fig_3() {
+        let page = url::Url::parse("http://a.test/").unwrap();
+        let p = parse_page(
+            r#"<ul><li>first</li><li><tt>code</tt> before
+               <a href="/v">anchor <em>text <font>deep</font></em></a> after<br></li>
+               <li>third</li><li>fourth</li></ul>"#,
+            &page,
+        );
+        assert_eq!(
+            p.leaves,
+            vec![
+                "first", "code", "before", "anchor", "text", "deep", "after", "", "third", "fourth"
+            ]
+        );
+        let l = &p.links[0];
+        assert_eq!(l.leaf_range, (3, 6));
+        assert_eq!(l.anchor, "anchor text deep");
+        // An image link has an empty leaf of its own.
+        let q = parse_page(r#"<p>x <a href="/i"><img src="i.png"></a> y</p>"#, &page);
+        assert_eq!(q.leaves, vec!["x", "", "y"]);
+        assert_eq!(q.links[0].leaf_range, (1, 2));
     }
 }

@@ -58,7 +58,8 @@ CREATE INDEX IF NOT EXISTS frontier ON doc(num_tries ASC, relevance DESC, priori
 CREATE INDEX IF NOT EXISTS doc_fetch_seq ON doc(fetch_seq) WHERE fetch_seq IS NOT NULL;
 CREATE TABLE IF NOT EXISTS link(
   oid_src INTEGER NOT NULL, oid_dst INTEGER NOT NULL, sid_src INTEGER NOT NULL,
-  sid_dst INTEGER NOT NULL, anchor TEXT, PRIMARY KEY(oid_src, oid_dst)) WITHOUT ROWID;
+  sid_dst INTEGER NOT NULL, anchor TEXT, features BLOB, PRIMARY KEY(oid_src, oid_dst))
+  WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS link_dst ON link(oid_dst);
 CREATE TABLE IF NOT EXISTS taxonomy(
   kcid INTEGER PRIMARY KEY, pcid INTEGER NOT NULL, kcname TEXT NOT NULL, path TEXT NOT NULL,
@@ -80,6 +81,35 @@ pub struct NewUrl {
     pub depth: i64,
     /// Link that led here: (source oid, anchor text).
     pub via: Option<(i64, String)>,
+    /// The apprentice's hashed features of the link (stored for training when both ends are
+    /// fetched).
+    pub features: Option<Vec<u32>>,
+}
+
+/// One apprentice training instance: a link's features and whether its target was relevant.
+pub type Instance = (Vec<u32>, bool);
+
+/// Relevance at or above which the critic calls a page "high".
+pub const HIGH_RELEVANCE: f64 = 0.5;
+
+fn features_to_blob(f: &[u32]) -> Vec<u8> {
+    f.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Decodes a stored feature list (trailing odd bytes are ignored).
+pub fn features_from_blob(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// What recording a batch produced.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// (fetch sequence number, URL) of each newly fetched page, in order.
+    pub fetched: Vec<(i64, String)>,
+    /// Apprentice instances that became available: links whose both ends are now fetched.
+    pub instances: Vec<Instance>,
 }
 
 /// A checked-out frontier entry.
@@ -122,6 +152,8 @@ pub struct Outcome {
     pub redirects: Vec<String>,
     /// The URL finally answered, when redirected.
     pub final_url: Option<String>,
+    /// Outlinks refused by a trap guard, by kind (reported, not stored).
+    pub rejects: Vec<&'static str>,
     /// Outlinks to enqueue.
     pub links: Vec<NewUrl>,
 }
@@ -160,25 +192,38 @@ fn enqueue(
     hosts: &mut HashMap<String, (i64, i64)>,
     u: &NewUrl,
     src: Option<(i64, i64)>,
+    instances: &mut Vec<Instance>,
 ) -> Result<()> {
     let (sid, crawled) = server(tx, hosts, &u.host)?;
-    let oid_dst: i64 = tx
+    let (oid_dst, dst_status, dst_relevance): (i64, i64, f64) = tx
         .prepare_cached(
             "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT(url) DO UPDATE SET relevance = CASE WHEN status = 0
                THEN max(relevance, excluded.relevance) ELSE relevance END
-             RETURNING oid",
+             RETURNING oid, status, relevance",
         )?
         .query_row(
             params![u.url, sid, crawled, u.score, u.depth, rnd(&u.url)],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
     if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
-        tx.prepare_cached(
-            "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor)
-             VALUES(?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute(params![oid_src, oid_dst, sid_src, sid, anchor])?;
+        let fresh = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor, features)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                oid_src,
+                oid_dst,
+                sid_src,
+                sid,
+                anchor,
+                u.features.as_deref().map(features_to_blob)
+            ])?;
+        // The target is already fetched: the critic's verdict is known, train on it now.
+        if let (1, status::FETCHED, Some(f)) = (fresh, dst_status, &u.features) {
+            instances.push((f.clone(), dst_relevance >= HIGH_RELEVANCE));
+        }
     }
     Ok(())
 }
@@ -320,7 +365,7 @@ impl Store {
     pub fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
         let tx = self.conn.transaction()?;
         for s in seeds {
-            enqueue(&tx, &mut self.hosts, s, None)?;
+            enqueue(&tx, &mut self.hosts, s, None, &mut Vec::new())?;
         }
         tx.commit()?;
         Ok(())
@@ -355,10 +400,11 @@ impl Store {
 
     /// Records a batch of outcomes in one transaction; returns the fetch sequence numbers given
     /// to fetched pages, in order.
-    pub fn record(&mut self, batch: &[Outcome]) -> Result<Vec<(i64, String)>> {
+    pub fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
         let tx = self.conn.transaction()?;
         let mut seq = self.seq;
         let mut fetched = Vec::new();
+        let mut instances = Vec::new();
         for o in batch {
             let (url, sid, host, tries): (String, i64, String, i64) = tx
                 .prepare_cached(
@@ -422,12 +468,23 @@ impl Store {
                     score: 0.0,
                     depth: 0,
                     via: None,
+                    features: None,
                 };
-                enqueue(&tx, &mut self.hosts, &alias, None)?;
+                enqueue(&tx, &mut self.hosts, &alias, None, &mut instances)?;
                 tx.prepare_cached(
                     "UPDATE doc SET status = ?2, error = 'redirect-target' WHERE url = ?1 AND status = 0",
                 )?
                 .execute(params![alias.url, status::EXCLUDED])?;
+            }
+            if o.status == status::FETCHED && tries == 0 {
+                // Links into this page from pages fetched earlier become training instances.
+                let mut st = tx.prepare_cached(
+                    "SELECT features FROM link WHERE oid_dst = ?1 AND features IS NOT NULL",
+                )?;
+                let rows = st.query_map([o.oid], |r| r.get::<_, Vec<u8>>(0))?;
+                for b in rows {
+                    instances.push((features_from_blob(&b?), o.relevance >= HIGH_RELEVANCE));
+                }
             }
             if o.status == status::FETCHED {
                 tx.prepare_cached("UPDATE server SET crawled = crawled + 1 WHERE sid = ?1")?
@@ -437,12 +494,56 @@ impl Store {
                 }
             }
             for l in &o.links {
-                enqueue(&tx, &mut self.hosts, l, Some((o.oid, sid)))?;
+                enqueue(&tx, &mut self.hosts, l, Some((o.oid, sid)), &mut instances)?;
             }
         }
         tx.commit()?;
         self.seq = seq;
-        Ok(fetched)
+        Ok(Recorded { fetched, instances })
+    }
+
+    /// Re-estimates every frontier URL as the best `score` over the stored features of the
+    /// links into it (the apprentice's re-evaluation after a retrain); returns rows updated.
+    pub fn rescore_frontier(&mut self, score: impl Fn(&[u32]) -> f64) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut best: HashMap<i64, f64> = HashMap::new();
+        {
+            let mut st = tx.prepare(
+                "SELECT l.oid_dst, l.features FROM link l JOIN doc d ON d.oid = l.oid_dst
+                 WHERE d.status = 0 AND l.features IS NOT NULL",
+            )?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let oid: i64 = r.get(0)?;
+                let b: Vec<u8> = r.get(1)?;
+                let s = score(&features_from_blob(&b));
+                let e = best.entry(oid).or_insert(s);
+                *e = e.max(s);
+            }
+        }
+        {
+            let mut up = tx.prepare_cached("UPDATE doc SET relevance = ?2 WHERE oid = ?1")?;
+            for (oid, s) in &best {
+                up.execute(params![oid, s])?;
+            }
+        }
+        tx.commit()?;
+        Ok(best.len())
+    }
+
+    /// Every apprentice instance of a crawl database: links with features whose target was
+    /// fetched (offline training from a previous crawl).
+    pub fn all_instances(&self) -> Result<Vec<Instance>> {
+        let mut st = self.conn.prepare(
+            "SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
+             WHERE d.status = 2 AND l.features IS NOT NULL",
+        )?;
+        let rows = st.query_map([], |r| {
+            let b: Vec<u8> = r.get(0)?;
+            let rel: f64 = r.get(1)?;
+            Ok((features_from_blob(&b), rel >= HIGH_RELEVANCE))
+        })?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     /// Fetched URLs in fetch order (the fetch log, rebuilt from the database).
@@ -491,6 +592,7 @@ mod tests {
             score: 1.0,
             depth: 0,
             via: None,
+            features: None,
         }
     }
 
@@ -518,6 +620,7 @@ mod tests {
             text: Some("hello hello hello world".repeat(20)),
             links: vec![NewUrl {
                 via: Some((work[0].oid, "next".into())),
+                features: Some(vec![1, 2, 3]),
                 ..seed("http://a.test/next")
             }],
             ..Outcome::default()
@@ -529,7 +632,8 @@ mod tests {
             retry: true,
             ..Outcome::default()
         };
-        assert_eq!(st.record(&[page, flaky(work[1].oid)]).unwrap().len(), 1);
+        let rec = st.record(&[page, flaky(work[1].oid)]).unwrap();
+        assert_eq!(rec.fetched.len(), 1);
         let blob: Vec<u8> = st
             .conn()
             .query_row("SELECT text FROM doc WHERE oid = ?1", [work[0].oid], |r| {
@@ -560,5 +664,24 @@ mod tests {
             })
             .unwrap();
         assert_eq!(link, 1);
+        // Fetching the link's target turns the stored link features into a training instance.
+        let next: i64 = st
+            .conn()
+            .query_row(
+                "SELECT oid FROM doc WHERE url = 'http://a.test/next'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let rec = st
+            .record(&[Outcome {
+                oid: next,
+                status: status::FETCHED,
+                relevance: 0.9,
+                ..Outcome::default()
+            }])
+            .unwrap();
+        assert_eq!(rec.instances, vec![(vec![1, 2, 3], true)]);
+        assert_eq!(st.all_instances().unwrap(), vec![(vec![1, 2, 3], true)]);
     }
 }

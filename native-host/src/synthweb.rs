@@ -101,6 +101,10 @@ pub struct SynthConfig {
     pub examples_per_topic: usize,
     /// Seeds per task.
     pub seeds_per_task: usize,
+    /// Plant the apprentice's test pattern: every page has a "Recommended reading" list whose
+    /// links lead to pages of the first topic, and its other links go anywhere; all anchors
+    /// are neutral words, so only the heading tells the two lists apart.
+    pub planted: bool,
 }
 
 impl Default for SynthConfig {
@@ -111,6 +115,7 @@ impl Default for SynthConfig {
             pages_per_site: 40,
             examples_per_topic: 12,
             seeds_per_task: 5,
+            planted: false,
         }
     }
 }
@@ -252,7 +257,7 @@ impl SynthWeb {
             for _ in 0..nlinks {
                 let j = match pg.topic {
                     // Topical locality: most links stay on topic.
-                    Some(t) if rng.random_bool(if is_hub { 0.95 } else { 0.6 }) => {
+                    Some(t) if !cfg.planted && rng.random_bool(if is_hub { 0.95 } else { 0.6 }) => {
                         *by_topic[t].choose(&mut rng).unwrap_or(&i)
                     }
                     _ => rng.random_range(0..pages.len()),
@@ -260,11 +265,21 @@ impl SynthWeb {
                 if j == i {
                     continue;
                 }
-                let anchor = pages[j]
-                    .topic
-                    .map_or("more", |t| zipf(&mut rng, &vocab[t]))
-                    .to_owned();
+                let anchor = match pages[j].topic {
+                    Some(t) if !cfg.planted => zipf(&mut rng, &vocab[t]),
+                    _ => zipf(&mut rng, &common),
+                }
+                .to_owned();
                 links.push((pages[j].url.clone(), anchor));
+            }
+            if cfg.planted {
+                html.push_str("<h2>Recommended reading</h2><ul>");
+                for _ in 0..3 {
+                    let j = *by_topic[0].choose(&mut rng).unwrap_or(&i);
+                    let a = zipf(&mut rng, &common);
+                    let _ = write!(html, "<li><a href=\"{}\">{a}</a></li>", pages[j].url);
+                }
+                html.push_str("</ul><h2>Elsewhere</h2>");
             }
             if rng.random_bool(0.15) {
                 links.push((format!("http://{site}/missing-{i}.html"), "old page".into()));

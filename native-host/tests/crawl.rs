@@ -7,8 +7,15 @@ use common::{forager, run, tmp};
 
 /// Crawls `pages` pages of the astronomy task in `mode`; returns the fetch log.
 fn crawl(dir: &Path, web: &Path, mode: &str, pages: u32) -> Vec<String> {
-    let db = dir.join(format!("{mode}.db"));
-    let log = dir.join(format!("{mode}.log"));
+    crawl_with(dir, web, mode, pages, &[])
+}
+
+/// Like [`crawl`], with extra arguments; the database is named after mode and arguments.
+fn crawl_with(dir: &Path, web: &Path, mode: &str, pages: u32, extra: &[&str]) -> Vec<String> {
+    let name = format!("{mode}{}", extra.join("").replace('-', ""));
+    let db = dir.join(format!("{name}.db"));
+    let log = dir.join(format!("{name}.log"));
+    let pages = pages.to_string();
     run(forager()
         .args([
             "crawl",
@@ -17,8 +24,9 @@ fn crawl(dir: &Path, web: &Path, mode: &str, pages: u32) -> Vec<String> {
             "--mode",
             mode,
             "--pages",
-            &pages.to_string(),
+            &pages,
         ])
+        .args(extra)
         .arg("--web")
         .arg(web)
         .arg("--db")
@@ -198,4 +206,27 @@ fn survives_sigkill_and_resumes() {
     let uniq: std::collections::BTreeSet<&String> = lines.iter().collect();
     assert_eq!(uniq.len(), lines.len(), "a page was fetched twice");
     assert_eq!(lines.len(), whole.len());
+}
+
+/// The apprentice learns a planted pattern (links under "Recommended reading" lead to relevant
+/// pages, nothing else tells them apart) and beats plain soft focus there.
+#[test]
+fn apprentice_learns_a_planted_pattern() {
+    let dir = tmp("planted");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--planted", "--out"]).arg(&web));
+    let w = forager::miniweb::MiniWeb::open(&web).unwrap();
+    let good = w.task("astronomy").unwrap().good.clone();
+    let harvest = |log: &[String]| {
+        log.iter().filter(|u| w.is_relevant(u, &good)).count() as f64 / log.len() as f64
+    };
+    let soft = harvest(&crawl(&dir, &web, "soft", 400));
+    let app = harvest(&crawl_with(
+        &dir,
+        &web,
+        "soft",
+        400,
+        &["--apprentice", "--retrain-every", "50"],
+    ));
+    assert!(app > soft + 0.15, "apprentice {app:.3} vs soft {soft:.3}");
 }

@@ -159,6 +159,7 @@ async fn crawl_obeys_robots_canonicalises_and_escapes_traps() {
             score: 1.0,
             depth: 0,
             via: None,
+            features: None,
         }])
         .unwrap();
     let mut model = forager_classifier::Model::default();

@@ -5,6 +5,7 @@
 //! The crate is plain Rust and knows nothing of the browser; [`wasm`] (compiled only for
 //! `wasm32`) is the thin wasm-bindgen layer the extension loads.
 
+pub mod apprentice;
 pub mod classify;
 pub mod codec;
 pub mod error;

@@ -1,0 +1,231 @@
+//! The apprentice (accelerated-focused-crawling-2002 §2): an online naive Bayes that predicts,
+//! from the neighbourhood of a link (u, v) in u's DOM, whether v will be relevant, trained
+//! with the page classifier as critic.
+//!
+//! Features are ⟨t, d⟩ pairs, token t of u at DOM offset d from the link's anchor (anchor text
+//! at d = 0, |d| ≤ d_max), plus u's best category path and all its prefixes (§3.8). They are
+//! hashed to `u32` so that feature lists are small to store and the same in every build.
+
+use crate::text::Tokenizer;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+/// Default DOM offset window (the paper found 4-6 best).
+pub const DEFAULT_D_MAX: usize = 5;
+/// Cap on features per link, so that one bloated page cannot blow up storage.
+pub const MAX_FEATURES: usize = 256;
+
+/// FNV-1a over bytes, continuing from `h`.
+fn fnv(mut h: u32, bytes: &[u8]) -> u32 {
+    for &b in bytes {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+const FNV_BASIS: u32 = 0x811c_9dc5;
+
+/// The hashed feature for token `t` at DOM offset `d`.
+pub fn token_feature(t: &str, d: i32) -> u32 {
+    fnv(fnv(FNV_BASIS, &d.to_le_bytes()), t.as_bytes())
+}
+
+/// The hashed feature for a class path prefix of the source page.
+pub fn class_feature(path: &str) -> u32 {
+    fnv(fnv(FNV_BASIS, b"class:"), path.as_bytes())
+}
+
+/// A page's DOM leaves, tokenized once, so that features of all its links are cheap.
+#[derive(Clone, Debug, Default)]
+pub struct LeafTokens {
+    leaves: Vec<Vec<String>>,
+}
+
+impl LeafTokens {
+    /// Tokenizes each leaf's text with the model's text pipeline.
+    pub fn new(tok: &Tokenizer, leaves: &[String]) -> Self {
+        LeafTokens {
+            leaves: leaves.iter().map(|l| tok.tokens(l)).collect(),
+        }
+    }
+
+    /// Features of the link whose anchor spans leaves `start..end` (empty for a leaf-less
+    /// anchor at position `start`), given what the classifier said of the source page.
+    pub fn link_features(
+        &self,
+        start: usize,
+        end: usize,
+        d_max: usize,
+        source: &Source<'_>,
+    ) -> Vec<u32> {
+        let n = self.leaves.len();
+        let (start, end) = (start.min(n), end.min(n).max(start.min(n)));
+        let mut f = Vec::new();
+        let push = |leaf: usize, d: i32, f: &mut Vec<u32>| {
+            for t in &self.leaves[leaf] {
+                f.push(token_feature(t, d));
+            }
+        };
+        for leaf in start..end {
+            push(leaf, 0, &mut f);
+        }
+        for k in 1..=d_max {
+            if let Some(leaf) = start.checked_sub(k) {
+                push(leaf, -(k as i32), &mut f);
+            }
+            if end + k - 1 < n {
+                push(end + k - 1, k as i32, &mut f);
+            }
+        }
+        f.truncate(MAX_FEATURES);
+        let mut prefix = String::new();
+        for seg in source.class.split('/').filter(|s| !s.is_empty()) {
+            prefix.push('/');
+            prefix.push_str(seg);
+            f.push(class_feature(&prefix));
+        }
+        f.push(relevance_feature(source.relevance));
+        f
+    }
+}
+
+/// What the page classifier said of the source page u, abstracted for the apprentice (§2.2.3).
+#[derive(Clone, Copy, Debug)]
+pub struct Source<'a> {
+    /// u's best leaf path.
+    pub class: &'a str,
+    /// R(u), the probability of the good topics.
+    pub relevance: f64,
+}
+
+/// The feature for R(u), bucketed at 0.1, 0.5 and 0.9.
+pub fn relevance_feature(r: f64) -> u32 {
+    let bucket: &[u8] = match r {
+        r if r >= 0.9 => b"rel:3",
+        r if r >= 0.5 => b"rel:2",
+        r if r >= 0.1 => b"rel:1",
+        _ => b"rel:0",
+    };
+    fnv(FNV_BASIS, bucket)
+}
+
+/// The two-bucket naive Bayes; Pr(high | features) is a link's priority.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Apprentice {
+    /// Per feature, occurrences in [low, high] instances.
+    counts: FxHashMap<u32, [u32; 2]>,
+    /// Total feature occurrences per bucket.
+    totals: [u64; 2],
+    /// Instances per bucket.
+    instances: [u64; 2],
+}
+
+impl Apprentice {
+    /// An untrained apprentice.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one training instance: the link's features and whether its target was relevant.
+    pub fn add(&mut self, features: &[u32], high: bool) {
+        let b = usize::from(high);
+        self.instances[b] += 1;
+        for &f in features {
+            self.counts.entry(f).or_default()[b] += 1;
+            self.totals[b] += 1;
+        }
+    }
+
+    /// Instances seen per bucket, [low, high].
+    pub fn instances(&self) -> [u64; 2] {
+        self.instances
+    }
+
+    /// True once both buckets have instances, so predictions mean something.
+    pub fn is_trained(&self) -> bool {
+        self.instances[0] > 0 && self.instances[1] > 0
+    }
+
+    /// Pr(high | features), with Laplace smoothing; 0.5 when untrained.
+    pub fn p_high(&self, features: &[u32]) -> f64 {
+        if !self.is_trained() {
+            return 0.5;
+        }
+        let v = self.counts.len() as f64 + 1.0;
+        let n = self.instances[0] + self.instances[1];
+        let mut score = [0.0f64; 2];
+        for (b, s) in score.iter_mut().enumerate() {
+            *s = ((self.instances[b] as f64 + 1.0) / (n as f64 + 2.0)).ln();
+            let denom = (self.totals[b] as f64 + v).ln();
+            for f in features {
+                // Features never seen in training carry no evidence; counting them would
+                // favour whichever bucket has fewer total occurrences.
+                if let Some(c) = self.counts.get(f) {
+                    *s += (f64::from(c[b]) + 1.0).ln() - denom;
+                }
+            }
+        }
+        // Pr(high) = 1 / (1 + exp(low - high)), stable for large differences.
+        1.0 / (1.0 + (score[0] - score[1]).exp())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::TextOptions;
+
+    #[test]
+    fn offsets_follow_the_leaf_numbering() {
+        let tok = Tokenizer::new(TextOptions::default());
+        let leaves: Vec<String> = ["alpha", "beta", "anchor words", "gamma", "delta"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let lt = LeafTokens::new(&tok, &leaves);
+        let src = Source {
+            class: "/A/B",
+            relevance: 0.95,
+        };
+        let f = lt.link_features(2, 3, 1, &src);
+        let expect = vec![
+            token_feature("anchor", 0),
+            token_feature("words", 0),
+            token_feature("beta", -1),
+            token_feature("gamma", 1),
+            class_feature("/A"),
+            class_feature("/A/B"),
+            relevance_feature(0.95),
+        ];
+        assert_eq!(f, expect);
+        // An empty anchor at position 2: leaf 1 is at -1, leaf 2 at +1.
+        let none = Source {
+            class: "",
+            relevance: 0.0,
+        };
+        let g = lt.link_features(2, 2, 1, &none);
+        assert_eq!(
+            g,
+            vec![
+                token_feature("beta", -1),
+                token_feature("anchor", 1),
+                token_feature("words", 1),
+                relevance_feature(0.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn learns_which_features_predict_relevance() {
+        let mut a = Apprentice::new();
+        assert_eq!(a.p_high(&[1, 2]), 0.5);
+        for _ in 0..50 {
+            a.add(&[token_feature("resources", -1), 7], true);
+            a.add(&[token_feature("random", -1), 7], false);
+        }
+        assert!(a.p_high(&[token_feature("resources", -1)]) > 0.9);
+        assert!(a.p_high(&[token_feature("random", -1)]) < 0.1);
+        assert!((a.p_high(&[7]) - 0.5).abs() < 0.05);
+    }
+}
