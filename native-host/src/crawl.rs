@@ -53,6 +53,11 @@ pub struct CrawlConfig {
     pub fetch_log: Option<PathBuf>,
     /// Guide soft focus with the apprentice (accelerated-focused-crawling-2002).
     pub apprentice: Option<ApprenticeConfig>,
+    /// Run the distiller every this many fetched pages (and once at the end).
+    pub distill_every: Option<u64>,
+    /// After each distillation, move the unvisited cross-site out-neighbours of this many top
+    /// hubs to the head of the frontier (the paper's feedback).
+    pub hub_feedback: Option<usize>,
 }
 
 /// How the apprentice learns during a crawl.
@@ -89,6 +94,8 @@ impl Default for CrawlConfig {
             fetch: FetchConfig::default(),
             fetch_log: None,
             apprentice: None,
+            distill_every: None,
+            hub_feedback: None,
         }
     }
 }
@@ -114,6 +121,8 @@ pub struct Progress {
     pub apprentice_instances: [u64; 2],
     /// Apprentice retrains so far in this run.
     pub apprentice_retrains: u64,
+    /// Distillations so far in this run.
+    pub distillations: u64,
 }
 
 /// Why the crawl stopped.
@@ -353,6 +362,8 @@ pub async fn run(
         .as_ref()
         .clone();
     let mut since_retrain = 0u64;
+    let mut since_distill = 0u64;
+    let mut distilling: Option<tokio::task::JoinHandle<crate::distiller::Scores>> = None;
     // The log is rewritten from the database first, so it is exact even after a crash that
     // came between a commit and the log write.
     let mut log = match &config.fetch_log {
@@ -416,14 +427,26 @@ pub async fn run(
             }
         }
         if in_flight == 0 && pending.is_empty() {
-            if let Some(r) = reason {
+            // All workers idle and nothing to check out: the crawl is complete.
+            let done = reason.or(frontier_dry.then_some(StopReason::FrontierEmpty));
+            if let Some(r) = done {
+                if let Some(h) = distilling.take() {
+                    let _ = h.await;
+                }
+                if config.distill_every.is_some() {
+                    blocking(&mut store, |s| {
+                        let (edges, rel) = s.graph()?;
+                        s.save_distillation(&crate::distiller::distill(
+                            &edges,
+                            &rel,
+                            &Default::default(),
+                        ))
+                    })
+                    .await?;
+                    progress.distillations += 1;
+                }
                 progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
                 return Ok((r, progress));
-            }
-            if frontier_dry {
-                // All workers idle and nothing to check out: the crawl is complete.
-                progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
-                return Ok((StopReason::FrontierEmpty, progress));
             }
         }
         if in_flight > 0 {
@@ -486,6 +509,15 @@ pub async fn run(
                 }
                 progress.apprentice_instances = learner.instances();
             }
+            since_distill += rec.fetched.len() as u64;
+            if config.distill_every.is_some_and(|n| since_distill >= n) && distilling.is_none() {
+                // The graph is read under the store, HITS runs beside the crawl.
+                since_distill = 0;
+                let (edges, rel) = blocking(&mut store, |s| s.graph()).await?;
+                distilling = Some(tokio::task::spawn_blocking(move || {
+                    crate::distiller::distill(&edges, &rel, &Default::default())
+                }));
+            }
             if let Some(l) = log.as_mut() {
                 for (_, u) in &rec.fetched {
                     let _ = writeln!(l, "{u}");
@@ -494,6 +526,23 @@ pub async fn run(
             }
             frontier_dry = false;
             last_flush = Instant::now();
+        }
+        if distilling.as_ref().is_some_and(|h| h.is_finished()) {
+            if let Some(Ok(scores)) = match distilling.take() {
+                Some(h) => Some(h.await),
+                None => None,
+            } {
+                let feedback = config.hub_feedback;
+                blocking(&mut store, move |s| {
+                    s.save_distillation(&scores)?;
+                    if let Some(top) = feedback {
+                        s.boost_hub_neighbours(top)?;
+                    }
+                    Ok(())
+                })
+                .await?;
+                progress.distillations += 1;
+            }
         }
         if last_report.elapsed() >= Duration::from_secs(1) {
             progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;

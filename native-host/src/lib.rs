@@ -5,6 +5,7 @@ pub mod bookmarks;
 pub mod canon;
 pub mod crawl;
 pub mod demo;
+pub mod distiller;
 pub mod eval;
 pub mod fetch;
 pub mod miniweb;

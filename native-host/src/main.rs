@@ -112,6 +112,17 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Run the distiller (relevance-weighted HITS) on a crawl database; prints the top hubs.
+    Distill {
+        /// Crawl database.
+        db: PathBuf,
+        /// How many hubs and authorities to print.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Summary of a running or finished crawl.
     Status {
         /// Crawl database.
@@ -283,6 +294,7 @@ fn main() -> Result<()> {
         Cmd::Crawl(args) => cmd_crawl(args)?,
         Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,
         Cmd::Status { db, json } => cmd_status(&db, json)?,
+        Cmd::Distill { db, top, json } => cmd_distill(&db, top, json)?,
         Cmd::ServeWeb { web, port } => {
             let web = match web {
                 Some(dir) => MiniWeb::open(&dir)?,
@@ -400,6 +412,13 @@ struct CrawlArgs {
     /// Start the apprentice trained on a previous crawl database (implies --apprentice).
     #[arg(long)]
     apprentice_from: Option<PathBuf>,
+    /// Run the distiller every this many fetched pages (and at the end).
+    #[arg(long)]
+    distill_every: Option<u64>,
+    /// Feed the distiller back: the unvisited cross-site out-neighbours of this many top hubs
+    /// go to the head of the frontier (implies distilling every 500 pages unless set).
+    #[arg(long)]
+    hub_feedback: Option<usize>,
     /// Most pages fetched from one host (a trap guard).
     #[arg(long, default_value_t = 5_000)]
     max_pages_per_host: u64,
@@ -501,6 +520,8 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             fetch_log: a.fetch_log.clone(),
             max_pages_per_host: a.max_pages_per_host,
             apprentice,
+            distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
+            hub_feedback: a.hub_feedback,
             ..Default::default()
         };
         let stop = async {
@@ -620,6 +641,51 @@ fn cmd_status(db: &Path, json: bool) -> Result<()> {
         println!("relevant (R >= 0.5) {relevant}   mean relevance of last 100: {mean_recent:.3}");
         for (k, n) in &errors {
             println!("  {k}: {n}");
+        }
+    }
+    Ok(())
+}
+
+fn cmd_distill(db: &Path, top: usize, json: bool) -> Result<()> {
+    let mut store = forager::store::Store::open(db)?;
+    let (edges, rel) = store.graph()?;
+    let t = std::time::Instant::now();
+    let scores = forager::distiller::distill(&edges, &rel, &Default::default());
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    store.save_distillation(&scores)?;
+    let url_of = |oid: i64| -> Result<String> {
+        Ok(store
+            .conn()
+            .query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0))?)
+    };
+    let list = |v: &[(i64, f64)]| -> Result<Vec<serde_json::Value>> {
+        v.iter()
+            .take(top)
+            .map(|&(oid, score)| Ok(serde_json::json!({"url": url_of(oid)?, "score": score})))
+            .collect()
+    };
+    let (hubs, auths) = (list(&scores.hubs)?, list(&scores.authorities)?);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"hubs": hubs, "authorities": auths, "edges": edges.len(),
+                "iterations": scores.iterations, "ms": ms})
+        );
+    } else {
+        println!(
+            "distilled {} cross-site edges in {ms:.1} ms ({} iterations)",
+            edges.len(),
+            scores.iterations
+        );
+        for (name, l) in [("hubs", &hubs), ("authorities", &auths)] {
+            println!("top {name}:");
+            for v in l {
+                println!(
+                    "  {:.4}  {}",
+                    v["score"].as_f64().unwrap_or(0.0),
+                    v["url"].as_str().unwrap_or("")
+                );
+            }
         }
     }
     Ok(())

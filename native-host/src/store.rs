@@ -66,6 +66,8 @@ CREATE TABLE IF NOT EXISTS taxonomy(
   good INTEGER NOT NULL DEFAULT 0);
 CREATE VIEW IF NOT EXISTS cidmap AS SELECT kcid, pcid, kcname, good FROM taxonomy;
 CREATE TABLE IF NOT EXISTS example(url TEXT PRIMARY KEY, kcid INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS hub(oid INTEGER PRIMARY KEY, score REAL NOT NULL, run_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS auth(oid INTEGER PRIMARY KEY, score REAL NOT NULL, run_at REAL NOT NULL);
 ";
 
 /// A URL to put in the frontier.
@@ -544,6 +546,71 @@ impl Store {
             Ok((features_from_blob(&b), rel >= HIGH_RELEVANCE))
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// The crawl graph for the distiller: links between fetched pages, and R of every fetched
+    /// page.
+    pub fn graph(&self) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
+        let mut rel = HashMap::new();
+        {
+            let mut st = self
+                .conn
+                .prepare("SELECT oid, relevance FROM doc WHERE status = 2")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                rel.insert(r.get(0)?, r.get(1)?);
+            }
+        }
+        let mut st = self.conn.prepare(
+            "SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst FROM link l
+             JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2 AND l.sid_src <> l.sid_dst",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(crate::distiller::Edge {
+                src: r.get(0)?,
+                dst: r.get(1)?,
+                src_site: r.get(2)?,
+                dst_site: r.get(3)?,
+            })
+        })?;
+        Ok((rows.collect::<std::result::Result<_, _>>()?, rel))
+    }
+
+    /// Replaces the stored hub and authority scores with a new distillation.
+    pub fn save_distillation(&mut self, s: &crate::distiller::Scores) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        let at = now();
+        tx.execute("DELETE FROM hub", [])?;
+        tx.execute("DELETE FROM auth", [])?;
+        {
+            let mut h = tx.prepare("INSERT INTO hub(oid, score, run_at) VALUES(?1, ?2, ?3)")?;
+            for (oid, score) in &s.hubs {
+                h.execute(params![oid, score, at])?;
+            }
+            let mut a = tx.prepare("INSERT INTO auth(oid, score, run_at) VALUES(?1, ?2, ?3)")?;
+            for (oid, score) in &s.authorities {
+                a.execute(params![oid, score, at])?;
+            }
+        }
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES('distilled_at', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [at],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The distiller's feedback (focused-crawling-1999 §5.7): unvisited out-neighbours on
+    /// other servers of the `top` best hubs go to the head of the frontier; returns how many.
+    pub fn boost_hub_neighbours(&mut self, top: usize) -> Result<usize> {
+        Ok(self.conn.execute(
+            "UPDATE doc SET relevance = max(relevance, 2.0) WHERE status = 0 AND oid IN (
+               SELECT l.oid_dst FROM link l
+               WHERE l.sid_src <> l.sid_dst
+                 AND l.oid_src IN (SELECT oid FROM hub ORDER BY score DESC LIMIT ?1))",
+            [top as i64],
+        )?)
     }
 
     /// Fetched URLs in fetch order (the fetch log, rebuilt from the database).
