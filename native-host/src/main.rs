@@ -100,7 +100,7 @@ enum Cmd {
         seed: u64,
     },
     /// Crawl: from a mini-web task (trains, serves and seeds itself) or resume an existing database.
-    Crawl(CrawlArgs),
+    Crawl(Box<CrawlArgs>),
     /// Run read-only SQL on a crawl database (tables doc, link, server, taxonomy, example;
     /// also attached as `arc`, so `arc.doc` works as in the paper).
     Sql {
@@ -291,7 +291,7 @@ fn main() -> Result<()> {
             };
             forager::demo::run(&mut std::io::stdout().lock(), &cfg)?;
         }
-        Cmd::Crawl(args) => cmd_crawl(args)?,
+        Cmd::Crawl(args) => cmd_crawl(*args)?,
         Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,
         Cmd::Status { db, json } => cmd_status(&db, json)?,
         Cmd::Distill { db, top, json } => cmd_distill(&db, top, json)?,
