@@ -28,6 +28,76 @@ pub enum Mode {
     Soft,
     /// Outlinks only of pages whose best category path has a good topic.
     Hard,
+    /// Naive best-first: every outlink, by the cosine similarity of the parent page to the
+    /// good topics' examples (crawling-the-web-2004 §3.1).
+    BestFirst,
+    /// SharkSearch: anchor text, its context and a decaying inherited score (ibid. §3.2).
+    Shark,
+}
+
+/// SharkSearch's parameters (Hersovici et al. 1998; the values of crawling-the-web-2004).
+#[derive(Clone, Copy, Debug)]
+pub struct SharkParams {
+    /// Decay of the inherited score per link.
+    pub delta: f64,
+    /// Weight of the anchor against its context.
+    pub beta: f64,
+    /// Weight of the inherited score against the neighbourhood.
+    pub gamma: f64,
+    /// Leaves on each side of the anchor that make its context.
+    pub context_leaves: usize,
+}
+
+impl Default for SharkParams {
+    fn default() -> Self {
+        SharkParams {
+            delta: 0.5,
+            beta: 0.8,
+            gamma: 0.5,
+            context_leaves: 5,
+        }
+    }
+}
+
+/// The query of the best-first and SharkSearch baselines: unit-length TF-IDF weights of the
+/// good topics' examples, and the IDF that weighs a page's terms alike.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    /// Term → weight, unit length.
+    pub weights: HashMap<String, f64>,
+    /// Term → IDF; terms not listed get `max_idf`.
+    pub idf: HashMap<String, f64>,
+    /// IDF of a term no example has.
+    pub max_idf: f64,
+}
+
+impl Query {
+    /// The query for the good topics of `model`.
+    pub fn from_model(model: &forager_classifier::Model) -> Self {
+        let idf: HashMap<String, f64> = model.idf().into_iter().collect();
+        let n = model.example_count() as f64;
+        Query {
+            weights: model.good_centroid().into_iter().collect(),
+            idf,
+            max_idf: (n + 1.0).ln() + 1.0,
+        }
+    }
+
+    /// Cosine similarity of the query and the TF-IDF vector of `text`.
+    pub fn cosine(&self, tok: &forager_classifier::Tokenizer, text: &str) -> f64 {
+        let mut dot = 0.0;
+        let mut norm = 0.0;
+        for (t, c) in tok.counts(text) {
+            let w = f64::from(c) * self.idf.get(&t).copied().unwrap_or(self.max_idf);
+            norm += w * w;
+            dot += w * self.weights.get(&t).copied().unwrap_or(0.0);
+        }
+        if norm == 0.0 {
+            0.0
+        } else {
+            dot / norm.sqrt()
+        }
+    }
 }
 
 /// Crawl settings.
@@ -58,6 +128,14 @@ pub struct CrawlConfig {
     /// After each distillation, move the unvisited cross-site out-neighbours of this many top
     /// hubs to the head of the frontier (the paper's feedback).
     pub hub_feedback: Option<usize>,
+    /// The query vector of the best-first and SharkSearch baselines (unit-length term weights;
+    /// see `Model::good_centroid`).
+    pub query: Arc<Query>,
+    /// SharkSearch parameters.
+    pub shark: SharkParams,
+    /// Reproducible order: one fetch at a time, every result recorded before the next
+    /// checkout, distillation inline. For benchmarks and tests.
+    pub deterministic: bool,
 }
 
 /// How the apprentice learns during a crawl.
@@ -96,6 +174,9 @@ impl Default for CrawlConfig {
             apprentice: None,
             distill_every: None,
             hub_feedback: None,
+            query: Arc::default(),
+            shark: SharkParams::default(),
+            deterministic: false,
         }
     }
 }
@@ -227,6 +308,7 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
     }
     let sh2 = sh.clone();
     let depth = w.depth;
+    let parent_score = w.score;
     let oid = w.oid;
     let job = tokio::task::spawn_blocking(move || {
         let html = resp.text();
@@ -253,6 +335,19 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
             let leaves = LeafTokens::new(sh2.classifier.tokenizer(), &page.leaves);
             (cfg.d_max, a, leaves)
         });
+        let tok = sh2.classifier.tokenizer();
+        let (query, shark) = (&sh2.config.query, sh2.config.shark);
+        let page_sim = match sh2.config.mode {
+            Mode::BestFirst | Mode::Shark => query.cosine(tok, &page.text.text),
+            _ => 0.0,
+        };
+        // SharkSearch's inherited score: from this page's own similarity, or decayed further
+        // from what this page inherited.
+        let inherited = if page_sim > 0.0 {
+            shark.delta * page_sim
+        } else {
+            shark.delta * parent_score.max(0.0)
+        };
         if follow {
             for l in page.links.into_iter().filter(|l| !l.nofollow) {
                 if let Err(r) = canon::check_traps(&l.url, &sh2.config.traps) {
@@ -276,6 +371,20 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
                     (Mode::Soft | Mode::Hard, _, _) => verdict.relevance,
                     (Mode::Bfs, _, _) => -((depth + 1) as f64),
                     (Mode::Unfocused, _, _) => 0.0,
+                    (Mode::BestFirst, _, _) => page_sim,
+                    (Mode::Shark, _, _) => {
+                        let anchor = query.cosine(tok, &l.anchor);
+                        let context = if anchor > 0.0 {
+                            1.0
+                        } else {
+                            let (a, b) = l.leaf_range;
+                            let lo = a.saturating_sub(shark.context_leaves);
+                            let hi = (b + shark.context_leaves).min(page.leaves.len());
+                            query.cosine(tok, &page.leaves[lo..hi].join(" "))
+                        };
+                        let neighbourhood = shark.beta * anchor + (1.0 - shark.beta) * context;
+                        shark.gamma * inherited + (1.0 - shark.gamma) * neighbourhood
+                    }
                 };
                 links.push(NewUrl {
                     host: l.url.host_str().unwrap_or("").to_owned(),
@@ -409,7 +518,10 @@ pub async fn run(
                 (m.saturating_sub(progress.fetched) as usize)
                     .saturating_sub(in_flight + pending.len())
             });
-            let room = (config.concurrency * 2).saturating_sub(in_flight);
+            // Checked out ahead of the workers: twice their number, or exactly one at a time
+            // when the order must be reproducible.
+            let ahead = if config.deterministic { 1 } else { 2 };
+            let room = (config.concurrency * ahead).saturating_sub(in_flight);
             let n = budget.min(room).min(64);
             if n > 0 && (in_flight < config.concurrency || !frontier_dry) {
                 let work = blocking(&mut store, move |s| s.checkout(n)).await?;
@@ -514,9 +626,18 @@ pub async fn run(
                 // The graph is read under the store, HITS runs beside the crawl.
                 since_distill = 0;
                 let (edges, rel) = blocking(&mut store, |s| s.graph()).await?;
-                distilling = Some(tokio::task::spawn_blocking(move || {
+                let job = tokio::task::spawn_blocking(move || {
                     crate::distiller::distill(&edges, &rel, &Default::default())
-                }));
+                });
+                if config.deterministic {
+                    // Inline, so that the feedback lands at the same point of every run.
+                    if let Ok(scores) = job.await {
+                        apply_distillation(&mut store, scores, config.hub_feedback).await?;
+                        progress.distillations += 1;
+                    }
+                } else {
+                    distilling = Some(job);
+                }
             }
             if let Some(l) = log.as_mut() {
                 for (_, u) in &rec.fetched {
@@ -532,15 +653,7 @@ pub async fn run(
                 Some(h) => Some(h.await),
                 None => None,
             } {
-                let feedback = config.hub_feedback;
-                blocking(&mut store, move |s| {
-                    s.save_distillation(&scores)?;
-                    if let Some(top) = feedback {
-                        s.boost_hub_neighbours(top)?;
-                    }
-                    Ok(())
-                })
-                .await?;
+                apply_distillation(&mut store, scores, config.hub_feedback).await?;
                 progress.distillations += 1;
             }
         }
@@ -563,4 +676,20 @@ pub fn peak_rss() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// Stores a distillation and, when asked, feeds its top hubs' neighbours back to the frontier.
+async fn apply_distillation(
+    store: &mut Option<Store>,
+    scores: crate::distiller::Scores,
+    feedback: Option<usize>,
+) -> Result<(), StoreError> {
+    blocking(store, move |s| {
+        s.save_distillation(&scores)?;
+        if let Some(top) = feedback {
+            s.boost_hub_neighbours(top)?;
+        }
+        Ok(())
+    })
+    .await
 }

@@ -3,7 +3,7 @@
 //! Generates the synthetic topical web, trains the demo taxonomy from its examples, and shows
 //! what the classifier makes of pages it has not seen.
 
-use crate::eval;
+use crate::accuracy;
 use crate::synthweb::{SynthConfig, SynthWeb};
 use crate::training;
 use forager_classifier::{Scratch, TextOptions, TrainOptions};
@@ -39,8 +39,8 @@ pub fn run(out: &mut impl Write, cfg: &SynthConfig) -> anyhow::Result<()> {
         t1.elapsed().as_secs_f64() * 1e3,
         model.to_bytes().len()
     )?;
-    let pages = eval::held_out(web);
-    let acc = eval::score("hierarchical", &mut model, &pages, str::to_owned);
+    let pages = accuracy::held_out(web);
+    let acc = accuracy::score("hierarchical", &mut model, &pages, str::to_owned);
     writeln!(
         out,
         "Held-out pages: {}   leaf accuracy {:.3}   top-level accuracy {:.3}",

@@ -1,15 +1,17 @@
 //! Forager's crawl host: the focused crawler, its crawl database and the browser's
 //! native-messaging endpoint, behind the `forager` command (focused-crawling-1999 §4).
 
+pub mod accuracy;
 pub mod bookmarks;
 pub mod canon;
 pub mod crawl;
 pub mod demo;
 pub mod distiller;
-pub mod eval;
+pub mod evaluation;
 pub mod fetch;
 pub mod miniweb;
 pub mod parse;
+pub mod report;
 pub mod robots;
 pub mod serve;
 pub mod store;

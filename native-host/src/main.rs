@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use forager::fetch::{FetchConfig, Fetcher};
 use forager::miniweb::MiniWeb;
 use forager::parse::page_text;
-use forager::{eval, training};
+use forager::{accuracy, training};
 use forager_classifier::{Model, Scratch, TextOptions, TrainOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -111,6 +111,35 @@ enum Cmd {
         /// Rows as JSON objects.
         #[arg(long)]
         json: bool,
+    },
+    /// Compare crawl strategies on a mini-web task: fetch order, harvest, loss, recall,
+    /// robustness and hub distance per strategy, plus summary.json and summary.html.
+    Bench {
+        /// Mini-web directory.
+        #[arg(long)]
+        web: PathBuf,
+        /// Task name.
+        #[arg(long)]
+        task: String,
+        /// Comma-separated strategies (bfs, unfocused, best-first, shark, hard, soft,
+        /// soft+distiller, soft+apprentice).
+        #[arg(long, default_value = "bfs,soft,soft+apprentice")]
+        strategies: String,
+        /// Pages per crawl.
+        #[arg(long, default_value_t = 1000)]
+        pages: u64,
+        /// Output directory.
+        #[arg(long, default_value = "bench-out")]
+        out: PathBuf,
+        /// Seed of the random split of the seeds into halves.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Skip the seed-half robustness crawls.
+        #[arg(long)]
+        no_robustness: bool,
+        /// Pages between apprentice retrains.
+        #[arg(long, default_value_t = 200)]
+        retrain_every: u64,
     },
     /// Run the distiller (relevance-weighted HITS) on a crawl database; prints the top hubs.
     Distill {
@@ -295,6 +324,67 @@ fn main() -> Result<()> {
         Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,
         Cmd::Status { db, json } => cmd_status(&db, json)?,
         Cmd::Distill { db, top, json } => cmd_distill(&db, top, json)?,
+        Cmd::Bench {
+            web,
+            task,
+            strategies,
+            pages,
+            out,
+            seed,
+            no_robustness,
+            retrain_every,
+        } => {
+            let web = MiniWeb::open(&web)?;
+            let task = web.task(&task)?.clone();
+            let list = strategies
+                .split(',')
+                .map(|s| {
+                    forager::evaluation::strategy(s.trim()).with_context(|| {
+                        format!(
+                            "unknown strategy {s:?} (know: {})",
+                            forager::evaluation::STRATEGIES.join(", ")
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let (mut model, _) =
+                training::from_miniweb(&web, TextOptions::default(), TrainOptions::default())?;
+            runtime()?.block_on(async {
+                let server = forager::serve::start(web.clone(), ([127, 0, 0, 1], 0).into()).await?;
+                let cfg = forager::evaluation::BenchConfig {
+                    pages,
+                    seed,
+                    robustness: !no_robustness,
+                    out: out.clone(),
+                    proxy: server.proxy_url(),
+                    retrain_every,
+                };
+                let results =
+                    forager::evaluation::run(&web, &task, &list, &mut model, &cfg).await?;
+                server.shutdown().await;
+                println!(
+                    "{:<16} {:>6} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7}",
+                    "strategy", "pages", "harvest", "by clf", "loss", "recall", "sites", "seconds"
+                );
+                for r in &results {
+                    if let Some(c) = r.checkpoints.last() {
+                        println!(
+                            "{:<16} {:>6} {:>8.3} {:>8.3} {:>6} {:>8.3} {:>6} {:>7.1}",
+                            r.strategy,
+                            c.n,
+                            c.harvest,
+                            c.harvest_classifier,
+                            c.loss,
+                            c.target_recall,
+                            c.sites,
+                            r.seconds
+                        );
+                    }
+                }
+                eprintln!("wrote {}", out.join("summary.html").display());
+                anyhow::Ok(())
+            })?;
+        }
         Cmd::ServeWeb { web, port } => {
             let web = match web {
                 Some(dir) => MiniWeb::open(&dir)?,
@@ -328,11 +418,11 @@ fn main() -> Result<()> {
             let t0 = std::time::Instant::now();
             let (mut hier, _) = training::from_miniweb(&web, text, train)?;
             let train_ms = t0.elapsed().as_secs_f64() * 1e3;
-            let pages = eval::held_out(&web);
-            let mut flat = eval::flat_from_miniweb(&web, &hier);
+            let pages = accuracy::held_out(&web);
+            let mut flat = accuracy::flat_from_miniweb(&web, &hier);
             let rows = vec![
-                eval::score("hierarchical", &mut hier, &pages, str::to_owned),
-                eval::score("flat", &mut flat, &pages, eval::unflatten),
+                accuracy::score("hierarchical", &mut hier, &pages, str::to_owned),
+                accuracy::score("flat", &mut flat, &pages, accuracy::unflatten),
             ];
             let size = hier.to_bytes().len();
             if json {
@@ -472,6 +562,7 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
         .collect();
     store.add_seeds(&seeds)?;
     let classifier = model.classifier();
+    let query = std::sync::Arc::new(forager::crawl::Query::from_model(&model));
     let apprentice = if a.apprentice || a.apprentice_from.is_some() {
         let initial = match &a.apprentice_from {
             Some(p) => {
@@ -522,6 +613,7 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             apprentice,
             distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
             hub_feedback: a.hub_feedback,
+            query,
             ..Default::default()
         };
         let stop = async {

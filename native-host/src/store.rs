@@ -123,6 +123,8 @@ pub struct Work {
     pub url: String,
     /// Depth from the seeds.
     pub depth: i64,
+    /// Its frontier score when checked out (SharkSearch's inherited potential).
+    pub score: f64,
 }
 
 /// The outcome of one fetch, as recorded.
@@ -378,7 +380,7 @@ impl Store {
         let tx = self.conn.transaction()?;
         let work: Vec<Work> = {
             let mut st = tx.prepare_cached(
-                "SELECT oid, url, depth FROM doc INDEXED BY frontier WHERE status = 0
+                "SELECT oid, url, depth, relevance FROM doc INDEXED BY frontier WHERE status = 0
                  ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT ?1",
             )?;
             let rows = st.query_map([n as i64], |r| {
@@ -386,6 +388,7 @@ impl Store {
                     oid: r.get(0)?,
                     url: r.get(1)?,
                     depth: r.get(2)?,
+                    score: r.get(3)?,
                 })
             })?;
             rows.collect::<std::result::Result<_, _>>()?

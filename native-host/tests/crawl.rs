@@ -230,3 +230,47 @@ fn apprentice_learns_a_planted_pattern() {
     ));
     assert!(app > soft + 0.15, "apprentice {app:.3} vs soft {soft:.3}");
 }
+
+/// `forager bench` writes its files, and the same seed gives the same fetch order.
+#[test]
+fn bench_is_deterministic_and_complete() {
+    let dir = tmp("bench");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let bench = |out: &str| {
+        let out = dir.join(out);
+        let table = run(forager()
+            .args([
+                "bench",
+                "--task",
+                "astronomy",
+                "--strategies",
+                "bfs,shark,soft+apprentice",
+            ])
+            .args(["--pages", "200", "--retrain-every", "50", "--web"])
+            .arg(&web)
+            .arg("--out")
+            .arg(&out));
+        (out, table)
+    };
+    let (a, table) = bench("a");
+    let (b, _) = bench("b");
+    assert!(table.contains("soft+apprentice"), "{table}");
+    for s in ["bfs", "shark", "soft+apprentice"] {
+        let fa = std::fs::read_to_string(a.join(format!("{s}.fetched.txt"))).unwrap();
+        let fb = std::fs::read_to_string(b.join(format!("{s}.fetched.txt"))).unwrap();
+        assert_eq!(fa.lines().count(), 200);
+        assert_eq!(fa, fb, "{s} is not deterministic");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(a.join(format!("{s}.json"))).unwrap())
+                .unwrap();
+        let last = j["checkpoints"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["n"], 200);
+        assert!(j["robustness"].as_array().is_some_and(|r| !r.is_empty()));
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["strategies"].as_array().unwrap().len(), 3);
+    let html = std::fs::read_to_string(a.join("summary.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("soft+apprentice"));
+}

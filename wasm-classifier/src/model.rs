@@ -164,6 +164,52 @@ impl Model {
             .collect()
     }
 
+    /// Inverse document frequencies over all examples, ln((N + 1) / (df + 1)) + 1; a term
+    /// no example has gets the largest value.
+    pub fn idf(&self) -> FxHashMap<String, f64> {
+        let n = self.examples.len() as f64;
+        let mut df: FxHashMap<u32, u32> = FxHashMap::default();
+        for e in self.examples.values() {
+            for &(t, _) in &e.terms {
+                *df.entry(t).or_default() += 1;
+            }
+        }
+        df.into_iter()
+            .map(|(t, d)| {
+                let w = ((n + 1.0) / (f64::from(d) + 1.0)).ln() + 1.0;
+                (self.vocab[t as usize].clone(), w)
+            })
+            .collect()
+    }
+
+    /// The unit-length TF-IDF centroid of the examples under the effectively good topics: the
+    /// "query" of the naive best-first and SharkSearch baselines.
+    pub fn good_centroid(&self) -> FxHashMap<String, f64> {
+        let idf = self.idf();
+        let mut c: FxHashMap<String, f64> = FxHashMap::default();
+        for e in self.examples.values() {
+            if !self.taxonomy.is_effectively_good(e.topic) {
+                continue;
+            }
+            let len: f64 = e
+                .terms
+                .iter()
+                .map(|&(_, n)| f64::from(n))
+                .sum::<f64>()
+                .max(1.0);
+            for &(t, n) in &e.terms {
+                let term = &self.vocab[t as usize];
+                let w = idf.get(term).copied().unwrap_or(1.0);
+                *c.entry(term.clone()).or_default() += f64::from(n) / len * w;
+            }
+        }
+        let norm = c.values().map(|x| x * x).sum::<f64>().sqrt();
+        if norm > 0.0 {
+            c.values_mut().for_each(|x| *x /= norm);
+        }
+        c
+    }
+
     /// Every topic with its example counts, in id order.
     pub fn topics(&self) -> Vec<TopicInfo> {
         let mut direct: FxHashMap<TopicId, u64> = FxHashMap::default();

@@ -1,0 +1,396 @@
+//! `forager bench`: crawl strategies compared on a mini-web, with the evaluation measures of
+//! the three papers — harvest rate by ground truth and by the classifier, loss, target
+//! recall, distinct sites, robustness to the seed set (focused-crawling-1999 Figs. 8-9), and
+//! the distance of the top hubs' servers from the seeds (Fig. 11).
+
+use crate::crawl::{self, ApprenticeConfig, CrawlConfig, Mode};
+use crate::miniweb::{MiniWeb, Task};
+use crate::store::{NewUrl, Store};
+use forager_classifier::Model;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Names of the strategies `forager bench` knows.
+pub const STRATEGIES: &[&str] = &[
+    "bfs",
+    "unfocused",
+    "best-first",
+    "shark",
+    "hard",
+    "soft",
+    "soft+distiller",
+    "soft+apprentice",
+];
+
+/// One crawl strategy.
+#[derive(Clone, Copy, Debug)]
+pub struct Strategy {
+    /// Its name.
+    pub name: &'static str,
+    /// Link policy.
+    pub mode: Mode,
+    /// With the online apprentice.
+    pub apprentice: bool,
+    /// With distiller feedback.
+    pub distiller: bool,
+}
+
+/// The strategy called `name`.
+pub fn strategy(name: &str) -> Option<Strategy> {
+    let (mode, apprentice, distiller) = match name {
+        "bfs" => (Mode::Bfs, false, false),
+        "unfocused" => (Mode::Unfocused, false, false),
+        "best-first" => (Mode::BestFirst, false, false),
+        "shark" => (Mode::Shark, false, false),
+        "hard" => (Mode::Hard, false, false),
+        "soft" => (Mode::Soft, false, false),
+        "soft+distiller" => (Mode::Soft, false, true),
+        "soft+apprentice" => (Mode::Soft, true, false),
+        _ => return None,
+    };
+    let name = STRATEGIES.iter().find(|s| **s == name)?;
+    Some(Strategy {
+        name,
+        mode,
+        apprentice,
+        distiller,
+    })
+}
+
+/// What one bench run does.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Pages per crawl.
+    pub pages: u64,
+    /// Seed of the random split of the seed URLs (robustness).
+    pub seed: u64,
+    /// Also crawl from two disjoint halves of the seeds and measure their overlap.
+    pub robustness: bool,
+    /// Output directory.
+    pub out: PathBuf,
+    /// HTTP proxy serving the web.
+    pub proxy: String,
+    /// Pages between apprentice retrains.
+    pub retrain_every: u64,
+}
+
+/// Measures after the first `n` fetches.
+#[derive(Clone, Debug, Serialize)]
+pub struct Checkpoint {
+    /// Pages fetched.
+    pub n: usize,
+    /// Share of relevant pages by ground truth.
+    pub harvest: f64,
+    /// Mean R(d) of the fetched pages (the paper's harvest by the classifier).
+    pub harvest_classifier: f64,
+    /// n − relevant pages (ground truth).
+    pub loss: usize,
+    /// Σ (1 − R(d)): the paper's expected loss.
+    pub loss_classifier: f64,
+    /// Targets fetched / targets.
+    pub target_recall: f64,
+    /// Distinct servers fetched from.
+    pub sites: usize,
+}
+
+/// Overlap of two crawls from disjoint seed halves after `n` fetches each.
+#[derive(Clone, Debug, Serialize)]
+pub struct Overlap {
+    /// Pages fetched by each.
+    pub n: usize,
+    /// |A ∩ B| / |A ∪ B| of the URLs.
+    pub urls: f64,
+    /// |A ∩ B| / |A ∪ B| of the servers.
+    pub servers: f64,
+}
+
+/// The result of one strategy.
+#[derive(Clone, Debug, Serialize)]
+pub struct StrategyResult {
+    /// Strategy name.
+    pub strategy: String,
+    /// Measures at checkpoints.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Seed-half overlap over time (empty without robustness).
+    pub robustness: Vec<Overlap>,
+    /// Link distance from the seeds of the top-100 hubs → how many hubs.
+    pub hub_distance: BTreeMap<i64, usize>,
+    /// Crawl seconds.
+    pub seconds: f64,
+}
+
+/// Checkpoints for a crawl of `pages`: ten even steps plus the usual 500/1000/3000.
+pub fn checkpoints(pages: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (1..=10).map(|i| pages * i / 10).collect();
+    v.extend([100, 500, 1000, 3000, 5000].iter().filter(|&&c| c <= pages));
+    v.sort_unstable();
+    v.dedup();
+    v.retain(|&c| c > 0);
+    v
+}
+
+fn host(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Runs one crawl of `strategy` from `seeds` into `db`; returns (url, R) in fetch order.
+async fn crawl_once(
+    s: Strategy,
+    model: &mut Model,
+    seeds: &[String],
+    db: &Path,
+    cfg: &BenchConfig,
+) -> anyhow::Result<(Vec<(String, f64)>, f64)> {
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+    }
+    let mut store = Store::open(db)?;
+    store.save_taxonomy(model)?;
+    let seeds: Vec<NewUrl> = seeds
+        .iter()
+        .filter_map(|u| crate::canon::parse(u).ok())
+        .map(|u| NewUrl {
+            host: u.host_str().unwrap_or("").to_owned(),
+            url: u.to_string(),
+            score: 1.0,
+            depth: 0,
+            via: None,
+            features: None,
+        })
+        .collect();
+    store.add_seeds(&seeds)?;
+    let config = CrawlConfig {
+        mode: s.mode,
+        max_pages: Some(cfg.pages),
+        concurrency: 1,
+        deterministic: true,
+        delay: Duration::ZERO,
+        fetch: crate::fetch::FetchConfig {
+            proxy: Some(cfg.proxy.clone()),
+            ..Default::default()
+        },
+        apprentice: s.apprentice.then(|| ApprenticeConfig {
+            retrain_every: cfg.retrain_every,
+            ..Default::default()
+        }),
+        distill_every: s.distiller.then_some(500),
+        hub_feedback: s.distiller.then_some(10),
+        query: Arc::new(crawl::Query::from_model(model)),
+        ..Default::default()
+    };
+    let t = std::time::Instant::now();
+    crawl::run(
+        store,
+        model.classifier(),
+        config,
+        std::future::pending(),
+        |_| {},
+    )
+    .await?;
+    let secs = t.elapsed().as_secs_f64();
+    let conn = Store::open_read_only(db)?;
+    let mut st = conn
+        .prepare("SELECT url, relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok((rows.collect::<Result<_, _>>()?, secs))
+}
+
+/// Runs every strategy on `task` and writes `<out>/<strategy>.fetched.txt`,
+/// `<out>/<strategy>.json`, `<out>/summary.json` and `<out>/summary.html`.
+pub async fn run(
+    web: &MiniWeb,
+    task: &Task,
+    strategies: &[Strategy],
+    model: &mut Model,
+    cfg: &BenchConfig,
+) -> anyhow::Result<Vec<StrategyResult>> {
+    std::fs::create_dir_all(&cfg.out)?;
+    model.set_good_paths(&task.good)?;
+    let targets: HashSet<&str> = task.targets.iter().map(String::as_str).collect();
+    let mut halves = task.seeds.clone();
+    halves.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed));
+    let (half_a, half_b) = halves.split_at(halves.len() / 2);
+    let mut results = Vec::new();
+    for &s in strategies {
+        let file = s.name.replace('+', "-");
+        let db = cfg.out.join(format!("{file}.db"));
+        let (fetched, seconds) = crawl_once(s, model, &task.seeds, &db, cfg).await?;
+        std::fs::write(
+            cfg.out.join(format!("{}.fetched.txt", s.name)),
+            fetched
+                .iter()
+                .map(|(u, _)| format!("{u}\n"))
+                .collect::<String>(),
+        )?;
+        let mut checkpoints_out = Vec::new();
+        for n in checkpoints(cfg.pages as usize) {
+            if n > fetched.len() {
+                break;
+            }
+            let first = &fetched[..n];
+            let relevant = first
+                .iter()
+                .filter(|(u, _)| web.is_relevant(u, &task.good))
+                .count();
+            let r_sum: f64 = first.iter().map(|(_, r)| r).sum();
+            checkpoints_out.push(Checkpoint {
+                n,
+                harvest: relevant as f64 / n as f64,
+                harvest_classifier: r_sum / n as f64,
+                loss: n - relevant,
+                loss_classifier: n as f64 - r_sum,
+                target_recall: first
+                    .iter()
+                    .filter(|(u, _)| targets.contains(u.as_str()))
+                    .count() as f64
+                    / targets.len().max(1) as f64,
+                sites: first
+                    .iter()
+                    .map(|(u, _)| host(u))
+                    .collect::<HashSet<_>>()
+                    .len(),
+            });
+        }
+        // Top hubs and their link distance from the seeds.
+        let mut hub_distance = BTreeMap::new();
+        {
+            let mut store = Store::open(&db)?;
+            let (edges, rel) = store.graph()?;
+            let scores = crate::distiller::distill(&edges, &rel, &Default::default());
+            store.save_distillation(&scores)?;
+            for (oid, _) in scores.hubs.iter().take(100) {
+                let d: i64 =
+                    store
+                        .conn()
+                        .query_row("SELECT depth FROM doc WHERE oid = ?1", [oid], |r| r.get(0))?;
+                *hub_distance.entry(d).or_default() += 1;
+            }
+        }
+        let mut robustness = Vec::new();
+        if cfg.robustness && !half_a.is_empty() && !half_b.is_empty() {
+            let a = crawl_once(
+                s,
+                model,
+                half_a,
+                &cfg.out.join(format!("{file}.half-a.db")),
+                cfg,
+            )
+            .await?
+            .0;
+            let b = crawl_once(
+                s,
+                model,
+                half_b,
+                &cfg.out.join(format!("{file}.half-b.db")),
+                cfg,
+            )
+            .await?
+            .0;
+            for n in checkpoints(cfg.pages as usize) {
+                if n > a.len() || n > b.len() {
+                    break;
+                }
+                let jaccard = |x: HashSet<String>, y: HashSet<String>| {
+                    x.intersection(&y).count() as f64 / x.union(&y).count().max(1) as f64
+                };
+                let ua: HashSet<String> = a[..n].iter().map(|(u, _)| u.clone()).collect();
+                let ub: HashSet<String> = b[..n].iter().map(|(u, _)| u.clone()).collect();
+                let sa: HashSet<String> = a[..n].iter().map(|(u, _)| host(u)).collect();
+                let sb: HashSet<String> = b[..n].iter().map(|(u, _)| host(u)).collect();
+                robustness.push(Overlap {
+                    n,
+                    urls: jaccard(ua, ub),
+                    servers: jaccard(sa, sb),
+                });
+            }
+        }
+        let result = StrategyResult {
+            strategy: s.name.to_owned(),
+            checkpoints: checkpoints_out,
+            robustness,
+            hub_distance,
+            seconds,
+        };
+        std::fs::write(
+            cfg.out.join(format!("{}.json", s.name)),
+            serde_json::to_string_pretty(&result)?,
+        )?;
+        results.push(result);
+    }
+    std::fs::write(
+        cfg.out.join("summary.json"),
+        serde_json::to_string_pretty(&serde_json::json!({
+            "task": task.name, "pages": cfg.pages, "seed": cfg.seed, "strategies": results,
+        }))?,
+    )?;
+    std::fs::write(
+        cfg.out.join("summary.html"),
+        summary_html(&task.name, &results),
+    )?;
+    Ok(results)
+}
+
+/// A self-contained HTML page with the harvest and loss curves as inline SVG.
+pub fn summary_html(task: &str, results: &[StrategyResult]) -> String {
+    let harvest = crate::report::line_chart(
+        "Harvest rate (ground truth) vs pages fetched",
+        "harvest",
+        &results
+            .iter()
+            .map(|r| {
+                (
+                    r.strategy.clone(),
+                    r.checkpoints
+                        .iter()
+                        .map(|c| (c.n as f64, c.harvest))
+                        .collect(),
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    let loss = crate::report::line_chart_at(
+        "Loss (pages fetched that are not relevant)",
+        "loss",
+        &results
+            .iter()
+            .map(|r| {
+                (
+                    r.strategy.clone(),
+                    r.checkpoints
+                        .iter()
+                        .map(|c| (c.n as f64, c.loss as f64))
+                        .collect(),
+                )
+            })
+            .collect::<Vec<_>>(),
+        plotters::chart::SeriesLabelPosition::UpperLeft,
+    );
+    let mut table = String::from(
+        "<table><tr><th>strategy</th><th>pages</th><th>harvest</th><th>harvest (classifier)</th>\
+         <th>loss</th><th>target recall</th><th>sites</th><th>seconds</th></tr>",
+    );
+    for r in results {
+        if let Some(c) = r.checkpoints.last() {
+            table += &format!(
+                "<tr><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.1}</td></tr>",
+                crate::report::escape(&r.strategy), c.n, c.harvest, c.harvest_classifier, c.loss,
+                c.target_recall, c.sites, r.seconds
+            );
+        }
+    }
+    table += "</table>";
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Forager bench: {t}</title>\
+         <style>{css}</style></head><body><h1>Forager bench — task {t}</h1>{table}{harvest}{loss}</body></html>",
+        t = crate::report::escape(task),
+        css = crate::report::CSS,
+    )
+}
