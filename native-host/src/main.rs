@@ -512,6 +512,9 @@ struct CrawlArgs {
     /// Most pages fetched from one host (a trap guard).
     #[arg(long, default_value_t = 5_000)]
     max_pages_per_host: u64,
+    /// Reproducible order: one fetch at a time, each recorded before the next checkout.
+    #[arg(long)]
+    deterministic: bool,
     /// Print progress as JSON lines on stdout.
     #[arg(long)]
     json: bool,
@@ -614,6 +617,7 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
             hub_feedback: a.hub_feedback,
             query,
+            deterministic: a.deterministic,
             ..Default::default()
         };
         let stop = async {
