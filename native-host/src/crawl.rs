@@ -358,9 +358,17 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
                     continue;
                 }
                 let features = apprentice.as_ref().map(|(d_max, _, leaves)| {
+                    let anchor_class = (!l.anchor.is_empty()).then(|| {
+                        SCRATCH.with(|sc| {
+                            sh2.classifier
+                                .classify(&l.anchor, &mut sc.borrow_mut())
+                                .best_leaf
+                        })
+                    });
                     let src = Source {
                         class: &verdict.best_leaf,
                         relevance: verdict.relevance,
+                        anchor_class: anchor_class.as_deref(),
                     };
                     leaves.link_features(l.leaf_range.0, l.leaf_range.1, *d_max, &src)
                 });

@@ -169,11 +169,24 @@ fn zipf<'a, R: Rng>(rng: &mut R, v: &[&'a str]) -> &'a str {
     v[i.min(v.len() - 1)]
 }
 
-fn paragraph<R: Rng>(rng: &mut R, topic: Option<&[&str]>, common: &[&str], n: usize) -> String {
+/// A paragraph: a quarter of the words from the page's topic, some from another topic (pages
+/// are rarely pure), the rest common words.
+fn paragraph<R: Rng>(
+    rng: &mut R,
+    topic: Option<&[&str]>,
+    vocab: &[Vec<&str>],
+    common: &[&str],
+    n: usize,
+) -> String {
     let mut s = String::new();
     for i in 0..n {
+        let u: f64 = rng.random();
         let w = match topic {
-            Some(t) if rng.random_bool(0.55) => zipf(rng, t),
+            Some(t) if u < 0.25 => zipf(rng, t),
+            _ if u < 0.33 => {
+                let other = rng.random_range(0..vocab.len());
+                zipf(rng, &vocab[other])
+            }
             _ => zipf(rng, common),
         };
         if i > 0 {
@@ -249,7 +262,7 @@ impl SynthWeb {
                 let _ = write!(
                     html,
                     "<p>{}</p>",
-                    paragraph(&mut rng, topic_words, &common, n)
+                    paragraph(&mut rng, topic_words, &vocab, &common, n)
                 );
             }
             let mut links: Vec<(String, String)> = Vec::new();
@@ -326,7 +339,7 @@ impl SynthWeb {
             );
         }
         for (i, p) in popular.iter().enumerate() {
-            let mut html = format!("<!DOCTYPE html><html><head><title>Portal {i}</title></head><body><h1>Welcome to the portal</h1><p>{}</p><ul>", paragraph(&mut rng, None, &common, 80));
+            let mut html = format!("<!DOCTYPE html><html><head><title>Portal {i}</title></head><body><h1>Welcome to the portal</h1><p>{}</p><ul>", paragraph(&mut rng, None, &vocab, &common, 80));
             for name in site_names.iter().step_by(7) {
                 let _ = write!(html, "<li><a href=\"http://{name}/\">{name}</a></li>");
             }

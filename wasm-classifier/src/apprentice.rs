@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 
 /// Default DOM offset window (the paper found 4-6 best).
 pub const DEFAULT_D_MAX: usize = 5;
+/// The number of independent features a link's evidence is worth (see [`Apprentice::p_high`]).
+const EVIDENCE_FEATURES: f64 = 4.0;
+
 /// Cap on features per link, so that one bloated page cannot blow up storage.
 pub const MAX_FEATURES: usize = 256;
 
@@ -86,6 +89,14 @@ impl LeafTokens {
             f.push(class_feature(&prefix));
         }
         f.push(relevance_feature(source.relevance));
+        if let Some(class) = source.anchor_class {
+            let mut prefix = String::new();
+            for seg in class.split('/').filter(|s| !s.is_empty()) {
+                prefix.push('/');
+                prefix.push_str(seg);
+                f.push(fnv(class_feature(&prefix), b"anchor"));
+            }
+        }
         f
     }
 }
@@ -97,6 +108,9 @@ pub struct Source<'a> {
     pub class: &'a str,
     /// R(u), the probability of the good topics.
     pub relevance: f64,
+    /// The classifier's best leaf for the link's anchor text, when it has words: a topic
+    /// feature of the link itself that generalizes to anchor words never seen in training.
+    pub anchor_class: Option<&'a str>,
 }
 
 /// The feature for R(u), bucketed at 0.1, 0.5 and 0.9.
@@ -155,16 +169,25 @@ impl Apprentice {
         let v = self.counts.len() as f64 + 1.0;
         let n = self.instances[0] + self.instances[1];
         let mut score = [0.0f64; 2];
-        for (b, s) in score.iter_mut().enumerate() {
-            *s = ((self.instances[b] as f64 + 1.0) / (n as f64 + 2.0)).ln();
+        let mut seen = 0usize;
+        let mut evidence = [0.0f64; 2];
+        for (b, e) in evidence.iter_mut().enumerate() {
             let denom = (self.totals[b] as f64 + v).ln();
             for f in features {
                 // Features never seen in training carry no evidence; counting them would
                 // favour whichever bucket has fewer total occurrences.
                 if let Some(c) = self.counts.get(f) {
-                    *s += (f64::from(c[b]) + 1.0).ln() - denom;
+                    *e += (f64::from(c[b]) + 1.0).ln() - denom;
+                    seen += usize::from(b == 0);
                 }
             }
+        }
+        // The features of one link are far from independent (the same tokens recur at several
+        // offsets), so their summed evidence is scaled to that of a few features: NB's
+        // overconfidence on long feature lists otherwise lets generic tokens swamp the rest.
+        let scale = EVIDENCE_FEATURES / seen.max(1) as f64;
+        for (b, s) in score.iter_mut().enumerate() {
+            *s = ((self.instances[b] as f64 + 1.0) / (n as f64 + 2.0)).ln() + scale * evidence[b];
         }
         // Pr(high) = 1 / (1 + exp(low - high)), stable for large differences.
         1.0 / (1.0 + (score[0] - score[1]).exp())
@@ -187,6 +210,7 @@ mod tests {
         let src = Source {
             class: "/A/B",
             relevance: 0.95,
+            anchor_class: None,
         };
         let f = lt.link_features(2, 3, 1, &src);
         let expect = vec![
@@ -203,6 +227,7 @@ mod tests {
         let none = Source {
             class: "",
             relevance: 0.0,
+            anchor_class: None,
         };
         let g = lt.link_features(2, 2, 1, &none);
         assert_eq!(
