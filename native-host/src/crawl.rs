@@ -136,6 +136,8 @@ pub struct CrawlConfig {
     /// Reproducible order: one fetch at a time, every result recorded before the next
     /// checkout, distillation inline. For benchmarks and tests.
     pub deterministic: bool,
+    /// How often the progress callback is called.
+    pub progress_every: Duration,
 }
 
 /// How the apprentice learns during a crawl.
@@ -177,6 +179,7 @@ impl Default for CrawlConfig {
             query: Arc::default(),
             shark: SharkParams::default(),
             deterministic: false,
+            progress_every: Duration::from_secs(1),
         }
     }
 }
@@ -665,7 +668,7 @@ pub async fn run(
                 progress.distillations += 1;
             }
         }
-        if last_report.elapsed() >= Duration::from_secs(1) {
+        if last_report.elapsed() >= config.progress_every {
             progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
             progress.in_flight = in_flight;
             progress.elapsed = started.elapsed().as_secs_f64();

@@ -1,76 +1,236 @@
-//! `forager demo`: the main job on the embedded default, with no files and no network.
+//! `forager demo`: the main job on the embedded default, with no input files and no network.
 //!
-//! Generates the synthetic topical web, trains the demo taxonomy from its examples, and shows
-//! what the classifier makes of pages it has not seen.
+//! Generates the synthetic topical web (or opens a mini-web), trains the taxonomy from its
+//! examples, serves the web on loopback, crawls it breadth-first and with soft focus guided
+//! by the apprentice side by side with live progress, then prints the harvest table and the
+//! distiller's top hubs and writes an HTML report.
 
 use crate::accuracy;
+use crate::evaluation::{self, BenchConfig, StrategyResult};
+use crate::miniweb::{MiniWeb, Task};
 use crate::synthweb::{SynthConfig, SynthWeb};
 use crate::training;
-use forager_classifier::{Scratch, TextOptions, TrainOptions};
+use forager_classifier::{TextOptions, TrainOptions};
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Instant;
 
+/// What the demo runs on.
+#[derive(Clone, Debug)]
+pub struct DemoOptions {
+    /// A mini-web directory; `None` generates the synthetic web.
+    pub web: Option<PathBuf>,
+    /// Task of the web (default: its first).
+    pub task: Option<String>,
+    /// Pages per crawl.
+    pub pages: u64,
+    /// Seed of the generated web.
+    pub seed: u64,
+    /// Where to write the HTML report.
+    pub report: PathBuf,
+}
+
 /// Runs the demo, writing a human report to `out`.
-pub fn run(out: &mut impl Write, cfg: &SynthConfig) -> anyhow::Result<()> {
+pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let synth = SynthWeb::generate(cfg);
-    let web = &synth.web;
-    writeln!(
-        out,
-        "Forager demo — a generated web of {} files on {} sites, {} labelled pages, {} topics ({:.0} ms)",
-        synth.files.len(),
-        cfg.sites + 4,
-        web.labels.len(),
-        web.topics.len(),
-        t0.elapsed().as_secs_f64() * 1e3
-    )?;
+    let web = match &opts.web {
+        Some(dir) => MiniWeb::open(dir)?,
+        None => {
+            let cfg = SynthConfig {
+                seed: opts.seed,
+                ..SynthConfig::default()
+            };
+            let synth = SynthWeb::generate(&cfg);
+            writeln!(
+                out,
+                "Generated a topical web: {} files on {} sites (topics with their own words, mixed \
+                 sites, hubs, popular portals, dead links, a robots.txt-disallowed area, a \
+                 calendar trap).",
+                synth.files.len(),
+                cfg.sites + 5
+            )?;
+            synth.web
+        }
+    };
+    let task: Task = match &opts.task {
+        Some(t) => web.task(t)?.clone(),
+        None => web
+            .tasks
+            .first()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("the web has no tasks"))?,
+    };
     let t1 = Instant::now();
     let (mut model, skipped) =
-        training::from_miniweb(web, TextOptions::default(), TrainOptions::default())?;
-    anyhow::ensure!(
-        skipped.is_empty(),
-        "demo examples missing: {}",
-        skipped.len()
-    );
-    writeln!(
-        out,
-        "Trained the taxonomy on {} examples in {:.0} ms (model {} bytes)",
-        model.example_count(),
-        t1.elapsed().as_secs_f64() * 1e3,
-        model.to_bytes().len()
-    )?;
-    let pages = accuracy::held_out(web);
+        training::from_miniweb(&web, TextOptions::default(), TrainOptions::default())?;
+    let train_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let pages = accuracy::held_out(&web);
     let acc = accuracy::score("hierarchical", &mut model, &pages, str::to_owned);
     writeln!(
         out,
-        "Held-out pages: {}   leaf accuracy {:.3}   top-level accuracy {:.3}",
-        acc.pages, acc.leaf_accuracy, acc.top_accuracy
+        "Trained {} topics on {} examples in {:.0} ms ({} skipped); on {} held-out pages the \
+         best leaf is right {:.0}% of the time, the top-level topic {:.0}%.",
+        model.taxonomy().len(),
+        model.example_count(),
+        train_ms,
+        skipped.len(),
+        acc.pages,
+        acc.leaf_accuracy * 100.0,
+        acc.top_accuracy * 100.0
     )?;
-    let task = &web.tasks[0];
+    writeln!(
+        out,
+        "Task {:?}: good topics {}; {} seeds; crawling {} pages each way...\n",
+        task.name,
+        task.good.join(", "),
+        task.seeds.len(),
+        opts.pages
+    )?;
+
+    let server = crate::serve::start(web.clone(), ([127, 0, 0, 1], 0).into()).await?;
+    let dir = std::env::temp_dir().join(format!("forager-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let cfg = BenchConfig {
+        pages: opts.pages,
+        seed: opts.seed,
+        robustness: false,
+        out: dir.clone(),
+        proxy: server.proxy_url(),
+        retrain_every: 200,
+    };
     model.set_good_paths(&task.good)?;
-    let c = model.classifier();
-    let mut scratch = Scratch::new();
-    writeln!(
-        out,
-        "\nGood topic: {}   (relevance R = Pr[good | page])",
-        task.good.join(", ")
-    )?;
-    writeln!(
-        out,
-        "{:<44} {:<24} {:>10}",
-        "page", "best leaf", "relevance"
-    )?;
-    for url in task
-        .seeds
-        .iter()
-        .chain(&task.targets)
-        .take(4)
-        .chain(pages.iter().map(|p| &p.0).step_by(97).take(4))
-    {
-        let html = web.read_page(url)?;
-        let v = c.classify(&crate::parse::page_text(&html).text, &mut scratch);
-        writeln!(out, "{:<44} {:<24} {:>10.4}", url, v.best_leaf, v.relevance)?;
+    let bars = indicatif::MultiProgress::new();
+    let style =
+        indicatif::ProgressStyle::with_template("{prefix:<16} [{bar:30}] {pos:>5}/{len}  {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> ");
+    let mut runs = Vec::new();
+    for name in ["bfs", "soft+apprentice"] {
+        let s = evaluation::strategy(name).ok_or_else(|| anyhow::anyhow!("no strategy {name}"))?;
+        let bar = bars.add(indicatif::ProgressBar::new(opts.pages));
+        bar.set_style(style.clone());
+        bar.set_prefix(name);
+        runs.push((s, bar, dir.join(format!("{}.db", name.replace('+', "-")))));
     }
-    writeln!(out, "\nDone in {:.2} s.", t0.elapsed().as_secs_f64())?;
+    let crawl = |i: usize| {
+        let (s, bar, db) = runs[i].clone();
+        let mut model = model.clone();
+        let (cfg, seeds) = (cfg.clone(), task.seeds.clone());
+        async move {
+            let r = evaluation::crawl_strategy(s, &mut model, &seeds, &db, &cfg, 8, |p| {
+                bar.set_position(p.fetched);
+                bar.set_message(format!(
+                    "{:>5.0} pages/s  relevance of last 100: {:.2}",
+                    p.pages_per_sec, p.recent_relevance
+                ));
+            })
+            .await;
+            bar.finish();
+            r
+        }
+    };
+    let (a, b) = tokio::join!(crawl(0), crawl(1));
+    server.shutdown().await;
+    let mut results: Vec<StrategyResult> = Vec::new();
+    for ((s, _, _), r) in runs.iter().zip([a?, b?]) {
+        results.push(StrategyResult {
+            strategy: s.name.to_owned(),
+            checkpoints: evaluation::measure(&web, &task, &r.0, opts.pages as usize),
+            robustness: Vec::new(),
+            hub_distance: Default::default(),
+            seconds: r.1,
+        });
+    }
+
+    writeln!(
+        out,
+        "\nHarvest (share of fetched pages that are relevant, by ground truth):"
+    )?;
+    write!(out, "{:>8}", "pages")?;
+    for r in &results {
+        write!(out, " {:>16}", r.strategy)?;
+    }
+    writeln!(out)?;
+    let n_rows = results
+        .iter()
+        .map(|r| r.checkpoints.len())
+        .min()
+        .unwrap_or(0);
+    for i in 0..n_rows {
+        write!(out, "{:>8}", results[0].checkpoints[i].n)?;
+        for r in &results {
+            write!(out, " {:>16.3}", r.checkpoints[i].harvest)?;
+        }
+        writeln!(out)?;
+    }
+    if let (Some(a), Some(b)) = (results[0].checkpoints.last(), results[1].checkpoints.last()) {
+        writeln!(
+            out,
+            "Focused crawling wasted {} fetches on irrelevant pages where breadth-first wasted {} \
+             ({:.0}% less); it reached {:.0}% of the held-out target pages against {:.0}%.",
+            b.loss,
+            a.loss,
+            100.0 * (1.0 - b.loss as f64 / a.loss.max(1) as f64),
+            b.target_recall * 100.0,
+            a.target_recall * 100.0
+        )?;
+    }
+
+    // The distiller on the focused crawl: its top hubs are the crawl's output for a person.
+    let mut store = crate::store::Store::open(&runs[1].2)?;
+    let (edges, rel) = store.graph()?;
+    let scores = crate::distiller::distill(&edges, &rel, &Default::default());
+    store.save_distillation(&scores)?;
+    writeln!(
+        out,
+        "\nTop hubs of the focused crawl (pages linking to many relevant pages elsewhere):"
+    )?;
+    let mut hubs_html = String::from(
+        "<h2>Top hubs of the focused crawl</h2><table><tr><th>hub</th><th>score</th>\
+         <th>relevant out-links</th></tr>",
+    );
+    for (oid, score) in scores.hubs.iter().take(10) {
+        let url: String =
+            store
+                .conn()
+                .query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0))?;
+        let targets: Vec<String> = store
+            .conn()
+            .prepare(
+                "SELECT d.url FROM link l JOIN doc d ON d.oid = l.oid_dst WHERE l.oid_src = ?1",
+            )?
+            .query_map([oid], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let good = targets
+            .iter()
+            .filter(|u| web.is_relevant(u, &task.good))
+            .count();
+        writeln!(
+            out,
+            "  {score:.3}  {url:<44} {good}/{} relevant",
+            targets.len()
+        )?;
+        hubs_html += &format!(
+            "<tr><td><a href=\"{u}\">{u}</a></td><td>{score:.3}</td><td>{good}/{}</td></tr>",
+            targets.len(),
+            u = crate::report::escape(&url)
+        );
+    }
+    hubs_html += "</table>";
+    let html = evaluation::report_html(
+        &format!("Forager demo — task {}", task.name),
+        &results,
+        &hubs_html,
+    );
+    std::fs::write(&opts.report, html)?;
+    writeln!(
+        out,
+        "\nReport: {}   Crawl databases: {} (try `forager sql {} \"select num_tries, count(*) \
+         from doc group by num_tries\"`)\nDone in {:.1} s.",
+        opts.report.display(),
+        dir.display(),
+        runs[1].2.display(),
+        t0.elapsed().as_secs_f64()
+    )?;
     Ok(())
 }

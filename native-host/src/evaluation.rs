@@ -141,13 +141,28 @@ fn host(url: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Runs one crawl of `strategy` from `seeds` into `db`; returns (url, R) in fetch order.
+/// Runs one deterministic crawl of `strategy` from `seeds` into `db`; returns (url, R) in
+/// fetch order and the seconds it took.
 async fn crawl_once(
     s: Strategy,
     model: &mut Model,
     seeds: &[String],
     db: &Path,
     cfg: &BenchConfig,
+) -> anyhow::Result<(Vec<(String, f64)>, f64)> {
+    crawl_strategy(s, model, seeds, db, cfg, 1, |_| {}).await
+}
+
+/// Runs one crawl of `strategy` from `seeds` into a fresh `db` with `concurrency` fetches at a
+/// time (1 is reproducible); returns (url, R) in fetch order and the seconds it took.
+pub async fn crawl_strategy(
+    s: Strategy,
+    model: &mut Model,
+    seeds: &[String],
+    db: &Path,
+    cfg: &BenchConfig,
+    concurrency: usize,
+    on_progress: impl FnMut(&crawl::Progress),
 ) -> anyhow::Result<(Vec<(String, f64)>, f64)> {
     for ext in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
@@ -170,8 +185,9 @@ async fn crawl_once(
     let config = CrawlConfig {
         mode: s.mode,
         max_pages: Some(cfg.pages),
-        concurrency: 1,
-        deterministic: true,
+        concurrency: concurrency.max(1),
+        deterministic: concurrency <= 1,
+        progress_every: Duration::from_millis(100),
         delay: Duration::ZERO,
         fetch: crate::fetch::FetchConfig {
             proxy: Some(cfg.proxy.clone()),
@@ -192,7 +208,7 @@ async fn crawl_once(
         model.classifier(),
         config,
         std::future::pending(),
-        |_| {},
+        on_progress,
     )
     .await?;
     let secs = t.elapsed().as_secs_f64();
@@ -201,6 +217,46 @@ async fn crawl_once(
         .prepare("SELECT url, relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
     let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok((rows.collect::<Result<_, _>>()?, secs))
+}
+
+/// The measures of a crawl's fetch order at the checkpoints of a `pages` crawl.
+pub fn measure(
+    web: &MiniWeb,
+    task: &Task,
+    fetched: &[(String, f64)],
+    pages: usize,
+) -> Vec<Checkpoint> {
+    let targets: HashSet<&str> = task.targets.iter().map(String::as_str).collect();
+    let mut out = Vec::new();
+    for n in checkpoints(pages) {
+        if n > fetched.len() {
+            break;
+        }
+        let first = &fetched[..n];
+        let relevant = first
+            .iter()
+            .filter(|(u, _)| web.is_relevant(u, &task.good))
+            .count();
+        let r_sum: f64 = first.iter().map(|(_, r)| r).sum();
+        out.push(Checkpoint {
+            n,
+            harvest: relevant as f64 / n as f64,
+            harvest_classifier: r_sum / n as f64,
+            loss: n - relevant,
+            loss_classifier: n as f64 - r_sum,
+            target_recall: first
+                .iter()
+                .filter(|(u, _)| targets.contains(u.as_str()))
+                .count() as f64
+                / targets.len().max(1) as f64,
+            sites: first
+                .iter()
+                .map(|(u, _)| host(u))
+                .collect::<HashSet<_>>()
+                .len(),
+        });
+    }
+    out
 }
 
 /// Runs every strategy on `task` and writes `<out>/<strategy>.fetched.txt`,
@@ -214,7 +270,6 @@ pub async fn run(
 ) -> anyhow::Result<Vec<StrategyResult>> {
     std::fs::create_dir_all(&cfg.out)?;
     model.set_good_paths(&task.good)?;
-    let targets: HashSet<&str> = task.targets.iter().map(String::as_str).collect();
     let mut halves = task.seeds.clone();
     halves.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed));
     let (half_a, half_b) = halves.split_at(halves.len() / 2);
@@ -230,35 +285,7 @@ pub async fn run(
                 .map(|(u, _)| format!("{u}\n"))
                 .collect::<String>(),
         )?;
-        let mut checkpoints_out = Vec::new();
-        for n in checkpoints(cfg.pages as usize) {
-            if n > fetched.len() {
-                break;
-            }
-            let first = &fetched[..n];
-            let relevant = first
-                .iter()
-                .filter(|(u, _)| web.is_relevant(u, &task.good))
-                .count();
-            let r_sum: f64 = first.iter().map(|(_, r)| r).sum();
-            checkpoints_out.push(Checkpoint {
-                n,
-                harvest: relevant as f64 / n as f64,
-                harvest_classifier: r_sum / n as f64,
-                loss: n - relevant,
-                loss_classifier: n as f64 - r_sum,
-                target_recall: first
-                    .iter()
-                    .filter(|(u, _)| targets.contains(u.as_str()))
-                    .count() as f64
-                    / targets.len().max(1) as f64,
-                sites: first
-                    .iter()
-                    .map(|(u, _)| host(u))
-                    .collect::<HashSet<_>>()
-                    .len(),
-            });
-        }
+        let checkpoints_out = measure(web, task, &fetched, cfg.pages as usize);
         // Top hubs and their link distance from the seeds.
         let mut hub_distance = BTreeMap::new();
         {
@@ -340,6 +367,11 @@ pub async fn run(
 
 /// A self-contained HTML page with the harvest and loss curves as inline SVG.
 pub fn summary_html(task: &str, results: &[StrategyResult]) -> String {
+    report_html(&format!("Forager bench — task {task}"), results, "")
+}
+
+/// [`summary_html`] with a title of its own and more HTML after the charts.
+pub fn report_html(title: &str, results: &[StrategyResult], extra: &str) -> String {
     let harvest = crate::report::line_chart(
         "Harvest rate (ground truth) vs pages fetched",
         "harvest",
@@ -388,9 +420,9 @@ pub fn summary_html(task: &str, results: &[StrategyResult]) -> String {
     }
     table += "</table>";
     format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Forager bench: {t}</title>\
-         <style>{css}</style></head><body><h1>Forager bench — task {t}</h1>{table}{harvest}{loss}</body></html>",
-        t = crate::report::escape(task),
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title>\
+         <style>{css}</style></head><body><h1>{t}</h1>{table}{harvest}{loss}{extra}</body></html>",
+        t = crate::report::escape(title),
         css = crate::report::CSS,
     )
 }

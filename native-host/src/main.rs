@@ -98,6 +98,18 @@ enum Cmd {
         /// Seed of the generated web.
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// Run on this mini-web instead of the generated one.
+        #[arg(long)]
+        web: Option<PathBuf>,
+        /// Task of the mini-web (default: its first).
+        #[arg(long)]
+        task: Option<String>,
+        /// Pages per crawl.
+        #[arg(long, default_value_t = 1000)]
+        pages: u64,
+        /// Where to write the HTML report.
+        #[arg(long, default_value = "forager-demo.html")]
+        report: PathBuf,
     },
     /// Crawl: from a mini-web task (trains, serves and seeds itself) or resume an existing database.
     Crawl(Box<CrawlArgs>),
@@ -313,12 +325,21 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Cmd::Demo { seed } => {
-            let cfg = forager::synthweb::SynthConfig {
+        Cmd::Demo {
+            seed,
+            web,
+            task,
+            pages,
+            report,
+        } => {
+            let opts = forager::demo::DemoOptions {
+                web,
+                task,
+                pages,
                 seed,
-                ..Default::default()
+                report,
             };
-            forager::demo::run(&mut std::io::stdout().lock(), &cfg)?;
+            runtime()?.block_on(forager::demo::run(&mut std::io::stdout(), &opts))?;
         }
         Cmd::Crawl(args) => cmd_crawl(*args)?,
         Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,

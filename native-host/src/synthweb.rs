@@ -111,7 +111,7 @@ impl Default for SynthConfig {
     fn default() -> Self {
         SynthConfig {
             seed: 42,
-            sites: 60,
+            sites: 100,
             pages_per_site: 40,
             examples_per_topic: 12,
             seeds_per_task: 5,

@@ -166,3 +166,30 @@ fn bookmarks_become_topics() {
     assert_eq!(paths, vec!["/", "/Folder 0", "/Folder 1"]);
     assert_eq!(m.example_count(), 10);
 }
+
+#[test]
+fn demo_runs_on_the_embedded_default() {
+    let dir = tmp("demo");
+    let report = dir.join("demo.html");
+    let out = run(forager()
+        .args(["demo", "--pages", "400", "--report"])
+        .arg(&report));
+    assert!(out.contains("Harvest"), "{out}");
+    assert!(
+        out.contains("soft+apprentice") && out.contains("Top hubs"),
+        "{out}"
+    );
+    // The focused crawl must beat breadth-first on the generated web.
+    let last = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("400 "))
+        .expect("a 400-page row");
+    let cols: Vec<f64> = last
+        .split_whitespace()
+        .skip(1)
+        .map(|c| c.parse().unwrap())
+        .collect();
+    assert!(cols[1] > cols[0], "{last}");
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("<svg") && html.contains("Top hubs"));
+}
