@@ -153,6 +153,41 @@ enum Cmd {
         #[arg(long, default_value_t = 200)]
         retrain_every: u64,
     },
+    /// The browser's native-messaging endpoint (the browser starts it; see extension/PROTOCOL.md).
+    Native {
+        /// What the browser passes: the calling extension's origin (Chrome) or manifest (Firefox).
+        caller: Vec<String>,
+    },
+    /// Install the native-messaging host manifest for a browser.
+    Install {
+        /// Which browser.
+        #[arg(long, value_enum, default_value = "chromium")]
+        browser: forager::install::Browser,
+        /// A custom Chromium/Chrome profile directory (as given to --user-data-dir).
+        #[arg(long)]
+        user_data_dir: Option<PathBuf>,
+        /// The extension's id (default: derived from the key in extension/manifest.json).
+        #[arg(long)]
+        extension_id: Option<String>,
+        /// The extension's manifest, to derive the id from.
+        #[arg(long)]
+        extension_manifest: Option<PathBuf>,
+    },
+    /// Remove the native-messaging host manifest.
+    Uninstall {
+        /// Which browser.
+        #[arg(long, value_enum, default_value = "chromium")]
+        browser: forager::install::Browser,
+        /// A custom Chromium/Chrome profile directory.
+        #[arg(long)]
+        user_data_dir: Option<PathBuf>,
+    },
+    /// Write the embedded starter model (the demo taxonomy) for the extension.
+    StarterModel {
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Run the distiller (relevance-weighted HITS) on a crawl database; prints the top hubs.
     Distill {
         /// Crawl database.
@@ -232,6 +267,15 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn main() -> Result<()> {
+    // Browsers start the host with the caller's origin (Chrome) or manifest path and id
+    // (Firefox) as arguments, not a subcommand.
+    let first = std::env::args().nth(1).unwrap_or_default();
+    if first.starts_with("chrome-extension://") || first.ends_with(".json") {
+        let code = runtime()?.block_on(forager::native::serve_stdio(
+            forager::native::HostPaths::from_env(),
+        ));
+        std::process::exit(code);
+    }
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Train {
@@ -345,6 +389,70 @@ fn main() -> Result<()> {
         Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,
         Cmd::Status { db, json } => cmd_status(&db, json)?,
         Cmd::Distill { db, top, json } => cmd_distill(&db, top, json)?,
+        Cmd::Native { caller: _ } => {
+            let code = runtime()?.block_on(forager::native::serve_stdio(
+                forager::native::HostPaths::from_env(),
+            ));
+            std::process::exit(code);
+        }
+        Cmd::Install {
+            browser,
+            user_data_dir,
+            extension_id,
+            extension_manifest,
+        } => {
+            use forager::install;
+            let id = match extension_id {
+                Some(id) => id,
+                None => {
+                    let path = match extension_manifest {
+                        Some(p) => p,
+                        None => {
+                            // Beside the repository the binary was built in, else the cwd.
+                            let exe = std::env::current_exe()?;
+                            let near = exe
+                                .ancestors()
+                                .nth(3)
+                                .map(|r| r.join("extension/manifest.json"));
+                            near.filter(|p| p.exists())
+                                .unwrap_or_else(|| PathBuf::from("extension/manifest.json"))
+                        }
+                    };
+                    install::extension_id_from_manifest(&path).map_err(anyhow::Error::msg)?
+                }
+            };
+            let binary = std::env::current_exe()?.canonicalize()?;
+            let dir = install::manifest_dir(browser, user_data_dir.as_deref())
+                .map_err(anyhow::Error::msg)?;
+            std::fs::create_dir_all(&dir)?;
+            let file = dir.join(format!("{}.json", install::HOST_NAME));
+            std::fs::write(
+                &file,
+                install::manifest(browser, &binary, &id).map_err(anyhow::Error::msg)?,
+            )?;
+            println!("{}", file.display());
+            eprintln!(
+                "installed {} for extension {id} -> {}",
+                install::HOST_NAME,
+                binary.display()
+            );
+        }
+        Cmd::Uninstall {
+            browser,
+            user_data_dir,
+        } => {
+            let dir = forager::install::manifest_dir(browser, user_data_dir.as_deref())
+                .map_err(anyhow::Error::msg)?;
+            let file = dir.join(format!("{}.json", forager::install::HOST_NAME));
+            match std::fs::remove_file(&file) {
+                Ok(()) => eprintln!("removed {}", file.display()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    eprintln!("{} was not installed", file.display())
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Cmd::StarterModel { out } => write_model(&forager::native::starter_model(), &out)?,
         Cmd::Bench {
             web,
             task,

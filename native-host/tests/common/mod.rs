@@ -1,4 +1,5 @@
 //! Helpers shared by the binary's integration tests.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;

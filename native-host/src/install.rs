@@ -1,0 +1,116 @@
+//! `forager install` / `uninstall`: the native-messaging host manifest, written from the
+//! top-level `manifest.json` template into the directory each browser reads.
+
+use base64::Engine;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// The host's name, as the extension calls `connectNative` with it.
+pub const HOST_NAME: &str = "org.forager.host";
+/// The manifest template (top-level `manifest.json`), compiled in.
+pub const TEMPLATE: &str = include_str!("../../manifest.json");
+
+/// Browsers Forager installs into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Browser {
+    /// Chromium (Debian's package and others).
+    Chromium,
+    /// Google Chrome.
+    Chrome,
+    /// Firefox.
+    Firefox,
+}
+
+/// The extension id Chromium derives from a manifest `key`: the first 32 hex digits of the
+/// SHA-256 of the DER public key, written with the letters a-p.
+pub fn extension_id_from_key(key_b64: &str) -> Option<String> {
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(key_b64.trim())
+        .ok()?;
+    let digest = Sha256::digest(&der);
+    Some(
+        digest
+            .iter()
+            .take(16)
+            .flat_map(|b| [b >> 4, b & 15])
+            .map(|n| char::from(b'a' + n))
+            .collect(),
+    )
+}
+
+/// The extension id from an extension's `manifest.json` (its `key`).
+pub fn extension_id_from_manifest(path: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let key = v["key"]
+        .as_str()
+        .ok_or_else(|| format!("{}: no \"key\"", path.display()))?;
+    extension_id_from_key(key).ok_or_else(|| format!("{}: bad \"key\"", path.display()))
+}
+
+/// The directory `browser` reads host manifests from; `user_data_dir` for a custom Chromium
+/// or Chrome profile (`--user-data-dir`), else the per-user default.
+pub fn manifest_dir(browser: Browser, user_data_dir: Option<&Path>) -> Result<PathBuf, String> {
+    if let (Some(u), Browser::Chromium | Browser::Chrome) = (user_data_dir, browser) {
+        return Ok(u.join("NativeMessagingHosts"));
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or("HOME is not set")?;
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    Ok(match browser {
+        Browser::Chromium => config.join("chromium/NativeMessagingHosts"),
+        Browser::Chrome => config.join("google-chrome/NativeMessagingHosts"),
+        Browser::Firefox => home.join(".mozilla/native-messaging-hosts"),
+    })
+}
+
+/// The host manifest for `browser`, from the template.
+pub fn manifest(browser: Browser, binary: &Path, extension_id: &str) -> Result<String, String> {
+    let mut v: serde_json::Value =
+        serde_json::from_str(TEMPLATE).map_err(|e| format!("manifest template: {e}"))?;
+    v["path"] = binary.to_string_lossy().into_owned().into();
+    if browser == Browser::Firefox {
+        // Firefox names extensions by their gecko id, not an origin.
+        if let Some(o) = v.as_object_mut() {
+            o.remove("allowed_origins");
+        }
+        v["allowed_extensions"] = serde_json::json!(["forager@example.invalid"]);
+    } else {
+        v["allowed_origins"] = serde_json::json!([format!("chrome-extension://{extension_id}/")]);
+    }
+    serde_json::to_string_pretty(&v).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_from_key_uses_letters_a_to_p() {
+        let id = extension_id_from_key("AAAA").unwrap();
+        assert_eq!(id.len(), 32);
+        assert!(id.chars().all(|c| ('a'..='p').contains(&c)));
+        assert!(extension_id_from_key("not base64!").is_none());
+    }
+
+    #[test]
+    fn manifest_allows_only_our_extension() {
+        let m = manifest(
+            Browser::Chromium,
+            Path::new("/opt/forager"),
+            "abcdefghijklmnopabcdefghijklmnop",
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&m).unwrap();
+        assert_eq!(v["name"], HOST_NAME);
+        assert_eq!(v["path"], "/opt/forager");
+        assert_eq!(
+            v["allowed_origins"],
+            serde_json::json!(["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"])
+        );
+    }
+}

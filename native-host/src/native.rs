@@ -1,0 +1,651 @@
+//! The browser's native-messaging endpoint (`forager native`): the host side of
+//! extension/PROTOCOL.md. The host is the one source of truth for taxonomy, model and crawl;
+//! the crawl runs here and keeps running while the extension's pages come and go.
+//!
+//! One thread reads frames from stdin, one writes frames to stdout; requests are handled in
+//! order on the async runtime, and crawl events flow to the writer through the same channel.
+
+use crate::crawl::{self, ApprenticeConfig, CrawlConfig, Mode, Progress};
+use crate::framing::{self, Frame, FrameError};
+use crate::store::{NewUrl, Store};
+use base64::Engine;
+use forager_classifier::{Model, TopicId};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// Protocol version spoken by this host.
+pub const PROTOCOL_VERSION: u64 = 1;
+/// Largest model chunk sent in one `get_model` reply (base64 grows it by a third).
+const MODEL_CHUNK: usize = 512 * 1024;
+/// Largest page text accepted in `add_example`.
+const MAX_TEXT: usize = 2 << 20;
+
+/// Where the host keeps its model and crawl database.
+#[derive(Clone, Debug)]
+pub struct HostPaths {
+    /// The data directory.
+    pub dir: PathBuf,
+}
+
+impl HostPaths {
+    /// `$FORAGER_HOME`, else `$XDG_DATA_HOME/forager`, else `~/.local/share/forager`.
+    pub fn from_env() -> Self {
+        let dir = std::env::var_os("FORAGER_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("forager")))
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/forager"))
+            })
+            .unwrap_or_else(|| PathBuf::from("forager-data"));
+        HostPaths { dir }
+    }
+
+    /// The model file.
+    pub fn model(&self) -> PathBuf {
+        self.dir.join("model.fgm")
+    }
+
+    /// The crawl database.
+    pub fn db(&self) -> PathBuf {
+        self.dir.join("crawl.db")
+    }
+}
+
+/// The embedded starter taxonomy: the demo topics trained on the generated web's examples.
+pub fn starter_model() -> Model {
+    let web = crate::synthweb::SynthWeb::generate(&Default::default()).web;
+    crate::training::from_miniweb(&web, Default::default(), Default::default())
+        .map(|(m, _)| m)
+        .unwrap_or_default()
+}
+
+/// The crawl's live state, shared by the crawl task and the request handler.
+#[derive(Clone, Debug, Default)]
+struct Status {
+    state: &'static str,
+    progress: Progress,
+}
+
+impl Status {
+    fn json(&self) -> Value {
+        let p = &self.progress;
+        json!({
+            "state": if self.state.is_empty() { "idle" } else { self.state },
+            "fetched": p.fetched, "frontier": p.frontier, "pages_per_sec": p.pages_per_sec,
+            "errors": p.errors.values().sum::<u64>(), "recent_relevance": p.recent_relevance,
+        })
+    }
+}
+
+struct RunningCrawl {
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// One connection's state.
+struct Session {
+    paths: HostPaths,
+    model: Model,
+    greeted: bool,
+    status: Arc<Mutex<Status>>,
+    crawl: Option<RunningCrawl>,
+    out: mpsc::UnboundedSender<Value>,
+}
+
+/// A request the host refuses, with the reason for the reply.
+type Refusal = String;
+
+fn field<'a>(v: &'a Value, name: &str) -> Result<&'a Value, Refusal> {
+    v.get(name).ok_or_else(|| format!("missing field {name:?}"))
+}
+
+fn topic_field(v: &Value, name: &str) -> Result<TopicId, Refusal> {
+    field(v, name)?
+        .as_u64()
+        .and_then(|n| TopicId::try_from(n).ok())
+        .ok_or_else(|| format!("{name:?} must be a topic id"))
+}
+
+fn str_field<'a>(v: &'a Value, name: &str, max: usize) -> Result<&'a str, Refusal> {
+    let s = field(v, name)?
+        .as_str()
+        .ok_or_else(|| format!("{name:?} must be a string"))?;
+    if s.len() > max {
+        return Err(format!("{name:?} is longer than {max} bytes"));
+    }
+    Ok(s)
+}
+
+/// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
+/// crawler's traffic anywhere else.
+fn loopback_proxy(s: &str) -> Result<String, Refusal> {
+    let u = url::Url::parse(s).map_err(|_| "proxy must be a URL".to_string())?;
+    let loopback = match u.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d == "localhost",
+        None => false,
+    };
+    if u.scheme() != "http" || !loopback {
+        return Err("proxy must be http://127.0.0.1:PORT (loopback only)".into());
+    }
+    Ok(s.to_owned())
+}
+
+impl Session {
+    fn topics(&self) -> Value {
+        json!(self.model.topics())
+    }
+
+    fn save_model(&self) -> Result<(), Refusal> {
+        std::fs::create_dir_all(&self.paths.dir).map_err(|e| e.to_string())?;
+        let tmp = self.paths.model().with_extension("tmp");
+        std::fs::write(&tmp, self.model.to_bytes()).map_err(|e| e.to_string())?;
+        std::fs::rename(&tmp, self.paths.model()).map_err(|e| e.to_string())
+    }
+
+    fn status(&self) -> Value {
+        self.status.lock().unwrap_or_else(|p| p.into_inner()).json()
+    }
+
+    async fn handle(&mut self, req: &Value) -> Result<Value, Refusal> {
+        let ty = req.get("type").and_then(Value::as_str).unwrap_or("");
+        if ty != "hello" && !self.greeted {
+            return Err("send hello first".into());
+        }
+        let edited = |s: &mut Session| -> Result<Value, Refusal> {
+            s.save_model()?;
+            Ok(json!({"topics": s.topics()}))
+        };
+        match ty {
+            "hello" => {
+                let v = field(req, "version")?.as_u64().unwrap_or(0);
+                if v != PROTOCOL_VERSION {
+                    return Err(format!(
+                        "protocol version {v} unsupported (host speaks {PROTOCOL_VERSION})"
+                    ));
+                }
+                self.greeted = true;
+                Ok(json!({"version": PROTOCOL_VERSION,
+                    "host": concat!("forager ", env!("CARGO_PKG_VERSION")),
+                    "crawl": self.status()}))
+            }
+            "topics" => Ok(json!({"topics": self.topics()})),
+            "add_topic" => {
+                let parent = topic_field(req, "parent")?;
+                let name = str_field(req, "name", 200)?;
+                let id = self
+                    .model
+                    .add_topic(parent, name, name)
+                    .map_err(|e| e.to_string())?;
+                let mut r = edited(self)?;
+                r["id"] = json!(id);
+                Ok(r)
+            }
+            "rename_topic" => {
+                let t = topic_field(req, "topic")?;
+                let name = str_field(req, "name", 200)?;
+                self.model
+                    .rename_topic(t, name, name)
+                    .map_err(|e| e.to_string())?;
+                edited(self)
+            }
+            "move_topic" => {
+                let t = topic_field(req, "topic")?;
+                let p = topic_field(req, "parent")?;
+                self.model.move_topic(t, p).map_err(|e| e.to_string())?;
+                edited(self)
+            }
+            "delete_topic" => {
+                let t = topic_field(req, "topic")?;
+                let n = self.model.delete_topic(t).map_err(|e| e.to_string())?;
+                let mut r = edited(self)?;
+                r["removed_examples"] = json!(n);
+                Ok(r)
+            }
+            "set_good" => {
+                let t = topic_field(req, "topic")?;
+                let good = field(req, "good")?
+                    .as_bool()
+                    .ok_or("\"good\" must be a boolean")?;
+                self.model.set_good(t, good).map_err(|e| e.to_string())?;
+                edited(self)
+            }
+            "add_example" => {
+                let t = topic_field(req, "topic")?;
+                let url = str_field(req, "url", 4096)?;
+                let text = str_field(req, "text", MAX_TEXT)?;
+                self.model
+                    .add_example(t, url, text)
+                    .map_err(|e| e.to_string())?;
+                edited(self)
+            }
+            "get_model" => {
+                let bytes = self.model.to_bytes();
+                let offset = req.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+                if offset > bytes.len() {
+                    return Err("offset beyond the model".into());
+                }
+                let end = (offset + MODEL_CHUNK).min(bytes.len());
+                Ok(json!({"total": bytes.len(), "offset": offset,
+                    "data": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end])}))
+            }
+            "start_crawl" => self.start_crawl(req).await,
+            "stop_crawl" => {
+                self.stop_crawl().await;
+                Ok(json!({"status": self.status()}))
+            }
+            "status" => Ok(json!({"status": self.status()})),
+            "hubs" => {
+                let top = req
+                    .get("top")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(20)
+                    .min(200) as usize;
+                hubs(&self.paths, top).map_err(|e| e.to_string())
+            }
+            "recent_pages" => {
+                let limit = req
+                    .get("limit")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(300)
+                    .min(2000);
+                let pages = recent_pages(&self.paths, limit as i64).map_err(|e| e.to_string())?;
+                Ok(json!({"pages": pages}))
+            }
+            other => Err(format!("unknown request type {other:?}")),
+        }
+    }
+
+    async fn start_crawl(&mut self, req: &Value) -> Result<Value, Refusal> {
+        if self.crawl.as_ref().is_some_and(|c| !c.task.is_finished()) {
+            return Err("a crawl is already running".into());
+        }
+        let mut seeds = Vec::new();
+        if let Some(list) = req.get("seeds").and_then(Value::as_array) {
+            if list.len() > 10_000 {
+                return Err("too many seeds".into());
+            }
+            for s in list {
+                let s = s.as_str().ok_or("seeds must be strings")?;
+                let u = crate::canon::parse(s).map_err(|_| format!("not an http(s) URL: {s:?}"))?;
+                seeds.push(u);
+            }
+        }
+        if seeds.is_empty() {
+            let good: Vec<String> = self
+                .model
+                .topics()
+                .into_iter()
+                .filter(|t| self.model.taxonomy().is_effectively_good(t.id))
+                .map(|t| t.path)
+                .collect();
+            for e in self.model.examples() {
+                if good.contains(&e.topic) {
+                    if let Ok(u) = crate::canon::parse(&e.url) {
+                        seeds.push(u);
+                    }
+                }
+            }
+        }
+        if seeds.is_empty() {
+            return Err("no seeds: give URLs or mark a topic with examples good".into());
+        }
+        let pages = req
+            .get("pages")
+            .and_then(Value::as_u64)
+            .unwrap_or(2000)
+            .clamp(1, 10_000_000);
+        let delay = req
+            .get("delay")
+            .and_then(Value::as_f64)
+            .unwrap_or(1.0)
+            .clamp(0.0, 60.0);
+        let proxy = match req.get("proxy").and_then(Value::as_str) {
+            Some(p) => Some(loopback_proxy(p)?),
+            None => None,
+        };
+        let apprentice = req
+            .get("apprentice")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        std::fs::create_dir_all(&self.paths.dir).map_err(|e| e.to_string())?;
+        let mut store = Store::open(&self.paths.db()).map_err(|e| e.to_string())?;
+        store
+            .save_taxonomy(&self.model)
+            .map_err(|e| e.to_string())?;
+        let seeds: Vec<NewUrl> = seeds
+            .iter()
+            .map(|u| NewUrl {
+                host: u.host_str().unwrap_or("").to_owned(),
+                url: u.to_string(),
+                score: 1.0,
+                depth: 0,
+                via: None,
+                features: None,
+            })
+            .collect();
+        store.add_seeds(&seeds).map_err(|e| e.to_string())?;
+        let config = CrawlConfig {
+            mode: Mode::Soft,
+            max_pages: Some(pages),
+            concurrency: 8,
+            delay: Duration::from_secs_f64(delay),
+            fetch: crate::fetch::FetchConfig {
+                proxy,
+                ..Default::default()
+            },
+            apprentice: apprentice.then(ApprenticeConfig::default),
+            distill_every: Some(200),
+            progress_every: Duration::from_millis(500),
+            ..Default::default()
+        };
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let status = self.status.clone();
+        let out = self.out.clone();
+        let classifier = self.model.classifier();
+        let paths = self.paths.clone();
+        {
+            let mut st = status.lock().unwrap_or_else(|p| p.into_inner());
+            st.state = "running";
+        }
+        let task = tokio::spawn(async move {
+            let cursor = Arc::new(Mutex::new(Cursor::start(&paths)));
+            let pump = tokio::spawn(pump_events(paths.clone(), out.clone(), cursor.clone()));
+            let st2 = status.clone();
+            let out2 = out.clone();
+            let result = crawl::run(
+                store,
+                classifier,
+                config,
+                async {
+                    let _ = stop_rx.await;
+                },
+                move |p| {
+                    let mut st = st2.lock().unwrap_or_else(|e| e.into_inner());
+                    st.progress = p.clone();
+                    let _ = out2.send(json!({"type": "progress", "status": st.json()}));
+                },
+            )
+            .await;
+            pump.abort();
+            let _ = pump.await;
+            let reason = match &result {
+                Ok((r, p)) => {
+                    let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
+                    st.progress = p.clone();
+                    format!("{r:?}")
+                }
+                Err(e) => format!("Error: {e}"),
+            };
+            // A last flush of pages and hubs, then the final state.
+            {
+                let mut c = cursor.lock().unwrap_or_else(|e| e.into_inner());
+                let _ = flush_events(&paths, &out, &mut c);
+            }
+            let st = {
+                let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
+                st.state = "idle";
+                st.json()
+            };
+            let _ = out.send(json!({"type": "crawl_stopped", "reason": reason, "status": st}));
+        });
+        self.crawl = Some(RunningCrawl {
+            stop: Some(stop_tx),
+            task,
+        });
+        Ok(json!({"started": true, "status": self.status()}))
+    }
+
+    async fn stop_crawl(&mut self) {
+        if let Some(mut c) = self.crawl.take() {
+            {
+                let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
+                if st.state == "running" {
+                    st.state = "stopping";
+                }
+            }
+            if let Some(s) = c.stop.take() {
+                let _ = s.send(());
+            }
+            let _ = tokio::time::timeout(Duration::from_secs(60), &mut c.task).await;
+        }
+    }
+}
+
+fn read_only(paths: &HostPaths) -> Result<rusqlite::Connection, crate::store::StoreError> {
+    Store::open_read_only(&paths.db())
+}
+
+fn recent_pages(paths: &HostPaths, limit: i64) -> Result<Vec<Value>, crate::store::StoreError> {
+    if !paths.db().exists() {
+        return Ok(Vec::new());
+    }
+    let conn = read_only(paths)?;
+    let mut st = conn.prepare(
+        "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq IS NOT NULL
+         ORDER BY fetch_seq DESC LIMIT ?1",
+    )?;
+    let mut v: Vec<Value> = st
+        .query_map([limit], |r| {
+            Ok(
+                json!({"seq": r.get::<_, i64>(0)?, "url": r.get::<_, String>(1)?,
+                "relevance": r.get::<_, f64>(2)?, "title": r.get::<_, Option<String>>(3)?}),
+            )
+        })?
+        .collect::<Result<_, _>>()?;
+    v.reverse();
+    Ok(v)
+}
+
+fn hubs(paths: &HostPaths, top: usize) -> Result<Value, crate::store::StoreError> {
+    if !paths.db().exists() {
+        return Ok(json!({"hubs": [], "authorities": []}));
+    }
+    let conn = read_only(paths)?;
+    let list = |table: &str| -> Result<Vec<Value>, crate::store::StoreError> {
+        let mut st = conn.prepare(&format!(
+            "SELECT d.url, t.score FROM {table} t JOIN doc d ON d.oid = t.oid
+             ORDER BY t.score DESC LIMIT ?1"
+        ))?;
+        let rows = st.query_map([top as i64], |r| {
+            Ok(json!({"url": r.get::<_, String>(0)?, "score": r.get::<_, f64>(1)?}))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    };
+    Ok(json!({"hubs": list("hub")?, "authorities": list("auth")?}))
+}
+
+/// How far the event stream has got: the last page sent, the last distillation sent.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cursor {
+    seq: i64,
+    distilled_at: Option<f64>,
+}
+
+impl Cursor {
+    /// Starts after the pages already in the database (a resumed crawl).
+    fn start(paths: &HostPaths) -> Self {
+        let seq = read_only(paths)
+            .ok()
+            .and_then(|c| {
+                c.query_row("SELECT coalesce(max(fetch_seq), 0) FROM doc", [], |r| {
+                    r.get(0)
+                })
+                .ok()
+            })
+            .unwrap_or(0);
+        Cursor {
+            seq,
+            distilled_at: None,
+        }
+    }
+}
+
+/// Sends the pages fetched since the cursor and, when the distiller ran again, the hubs.
+fn flush_events(
+    paths: &HostPaths,
+    out: &mpsc::UnboundedSender<Value>,
+    cursor: &mut Cursor,
+) -> Result<(), crate::store::StoreError> {
+    let conn = read_only(paths)?;
+    let mut st = conn.prepare(
+        "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
+         ORDER BY fetch_seq LIMIT 2000",
+    )?;
+    let pages: Vec<Value> = st
+        .query_map([cursor.seq], |r| {
+            Ok(
+                json!({"seq": r.get::<_, i64>(0)?, "url": r.get::<_, String>(1)?,
+                "relevance": r.get::<_, f64>(2)?, "title": r.get::<_, Option<String>>(3)?}),
+            )
+        })?
+        .collect::<Result<_, _>>()?;
+    if let Some(last) = pages.last().and_then(|p| p["seq"].as_i64()) {
+        cursor.seq = last;
+        let _ = out.send(json!({"type": "pages", "pages": pages}));
+    }
+    let at: Option<f64> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'distilled_at'",
+            [],
+            |r| r.get(0),
+        )
+        .ok();
+    if at.is_some() && at != cursor.distilled_at {
+        cursor.distilled_at = at;
+        if let Ok(h) = hubs(paths, 20) {
+            let _ = out
+                .send(json!({"type": "hubs", "hubs": h["hubs"], "authorities": h["authorities"]}));
+        }
+    }
+    Ok(())
+}
+
+/// Streams `pages` and `hubs` events while a crawl runs.
+async fn pump_events(
+    paths: HostPaths,
+    out: mpsc::UnboundedSender<Value>,
+    cursor: Arc<Mutex<Cursor>>,
+) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (p, o, c) = (paths.clone(), out.clone(), cursor.clone());
+        let _ = tokio::task::spawn_blocking(move || {
+            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = flush_events(&p, &o, &mut c);
+        })
+        .await;
+    }
+}
+
+/// What the reader thread hands the handler.
+enum Incoming {
+    Message(Vec<u8>),
+    Oversize(usize),
+    End,
+    Corrupt(String),
+}
+
+/// Serves one browser connection on stdin/stdout until the browser disconnects; returns the
+/// process exit code (0 at a clean end, 1 after a corrupt stream).
+pub async fn serve_stdio(paths: HostPaths) -> i32 {
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
+    let writer = std::thread::spawn(move || {
+        let stdout = std::io::stdout();
+        let mut w = stdout.lock();
+        while let Some(v) = out_rx.blocking_recv() {
+            if let Err(e) = framing::write_frame(&mut w, &v) {
+                if e.kind() == std::io::ErrorKind::InvalidInput {
+                    // Too large for the browser: say so instead of dropping silently.
+                    let id = v.get("id").cloned().unwrap_or(Value::Null);
+                    let msg =
+                        json!({"type": "reply", "id": id, "ok": false, "error": e.to_string()});
+                    if framing::write_frame(&mut w, &msg).is_err() {
+                        break;
+                    }
+                } else {
+                    break; // the browser went away
+                }
+            }
+        }
+    });
+    let (in_tx, mut in_rx) = mpsc::channel::<Incoming>(16);
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut r = stdin.lock();
+        loop {
+            let item = match framing::read_frame(&mut r) {
+                Ok(Some(Frame::Message(b))) => Incoming::Message(b),
+                Ok(Some(Frame::Oversize(n))) => Incoming::Oversize(n),
+                Ok(None) => Incoming::End,
+                Err(FrameError::Truncated) => Incoming::End,
+                Err(e) => Incoming::Corrupt(e.to_string()),
+            };
+            let last = matches!(item, Incoming::End | Incoming::Corrupt(_));
+            if in_tx.blocking_send(item).is_err() || last {
+                break;
+            }
+        }
+    });
+    let model = std::fs::read(HostPaths::model(&paths))
+        .ok()
+        .and_then(|b| Model::from_bytes(&b).ok())
+        .unwrap_or_else(starter_model);
+    let mut session = Session {
+        paths,
+        model,
+        greeted: false,
+        status: Arc::default(),
+        crawl: None,
+        out: out_tx.clone(),
+    };
+    let code = loop {
+        let Some(item) = in_rx.recv().await else {
+            break 0;
+        };
+        let reply = match item {
+            Incoming::End => break 0,
+            Incoming::Corrupt(why) => {
+                let _ = out_tx.send(json!({"type": "reply", "id": null, "ok": false,
+                    "error": format!("corrupt stream: {why}")}));
+                break 1;
+            }
+            Incoming::Oversize(n) => json!({"type": "reply", "id": null, "ok": false,
+                "error": format!("frame of {n} bytes is over the {} byte limit", framing::MAX_FROM_BROWSER)}),
+            Incoming::Message(b) => match serde_json::from_slice::<Value>(&b) {
+                Ok(v) if v.is_object() => {
+                    let id = v.get("id").cloned().unwrap_or(Value::Null);
+                    if !id.is_u64() && !id.is_i64() {
+                        json!({"type": "reply", "id": id, "ok": false, "error": "a request needs a numeric id"})
+                    } else {
+                        match session.handle(&v).await {
+                            Ok(result) => {
+                                json!({"type": "reply", "id": id, "ok": true, "result": result})
+                            }
+                            Err(e) => json!({"type": "reply", "id": id, "ok": false, "error": e}),
+                        }
+                    }
+                }
+                Ok(_) => {
+                    json!({"type": "reply", "id": null, "ok": false, "error": "a message must be a JSON object"})
+                }
+                Err(e) => {
+                    json!({"type": "reply", "id": null, "ok": false, "error": format!("invalid JSON: {e}")})
+                }
+            },
+        };
+        if out_tx.send(reply).is_err() {
+            break 0;
+        }
+    };
+    // The browser closed the port: the crawl stops gracefully (it resumes on the next start).
+    session.stop_crawl().await;
+    drop(session);
+    drop(out_tx);
+    let _ = writer.join();
+    code
+}
