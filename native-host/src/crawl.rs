@@ -207,6 +207,8 @@ pub struct Progress {
     pub apprentice_retrains: u64,
     /// Distillations so far in this run.
     pub distillations: u64,
+    /// Stagnation and diffusion alarms holding now (over this run's pages).
+    pub alarms: Vec<crate::monitor::Alarm>,
 }
 
 /// Why the crawl stopped.
@@ -498,6 +500,7 @@ pub async fn run(
         }
         None => None,
     };
+    store.set_meta("mode", format!("{:?}", config.mode))?;
     let mut store = Some(store);
     let sem = Arc::new(Semaphore::new(config.concurrency.max(1)));
     let (tx, mut rx) = mpsc::channel::<Outcome>(config.concurrency.max(1) * 2);
@@ -508,6 +511,9 @@ pub async fn run(
     };
     let fetched_at_start = progress.fetched;
     let mut recent: std::collections::VecDeque<f64> = std::collections::VecDeque::new();
+    // R(d) of every page fetched in this run, in order, for the monitor's alarms.
+    let mut history: Vec<f64> = Vec::new();
+    let monitor = crate::monitor::MonitorParams::default();
     let mut in_flight = 0usize;
     let mut pending: Vec<Outcome> = Vec::new();
     let mut last_flush = Instant::now();
@@ -569,6 +575,12 @@ pub async fn run(
                     progress.distillations += 1;
                 }
                 progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
+                progress.alarms = crate::monitor::alarms(
+                    &history,
+                    progress.frontier,
+                    config.mode == Mode::Hard,
+                    &monitor,
+                );
                 return Ok((r, progress));
             }
         }
@@ -604,6 +616,7 @@ pub async fn run(
                     }
                 }
                 if o.status == store::status::FETCHED {
+                    history.push(o.relevance);
                     recent.push_back(o.relevance);
                     if recent.len() > 100 {
                         recent.pop_front();
@@ -675,6 +688,12 @@ pub async fn run(
             progress.pages_per_sec =
                 (progress.fetched - fetched_at_start) as f64 / progress.elapsed.max(1e-9);
             progress.recent_relevance = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
+            progress.alarms = crate::monitor::alarms(
+                &history,
+                progress.frontier,
+                config.mode == Mode::Hard,
+                &monitor,
+            );
             on_progress(&progress);
             last_report = Instant::now();
         }

@@ -12,6 +12,7 @@ pub mod fetch;
 pub mod framing;
 pub mod install;
 pub mod miniweb;
+pub mod monitor;
 pub mod native;
 pub mod parse;
 pub mod report;

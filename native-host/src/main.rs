@@ -199,6 +199,21 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Report on a crawl: hubs, authorities, site rating, census, num_tries, acquisition rate,
+    /// errors and alarms.
+    Report {
+        /// Crawl database.
+        db: PathBuf,
+        /// Rows per list.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also write a self-contained HTML report with charts here.
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
     /// Summary of a running or finished crawl.
     Status {
         /// Crawl database.
@@ -389,6 +404,26 @@ fn main() -> Result<()> {
         Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,
         Cmd::Status { db, json } => cmd_status(&db, json)?,
         Cmd::Distill { db, top, json } => cmd_distill(&db, top, json)?,
+        Cmd::Report {
+            db,
+            top,
+            json,
+            html,
+        } => {
+            let conn = forager::store::Store::open_read_only(&db)?;
+            let r = forager::report::build(&conn, top)?;
+            if json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                print!("{}", forager::report::text(&r));
+            }
+            if let Some(path) = html {
+                let title = format!("Forager crawl report: {}", db.display());
+                std::fs::write(&path, forager::report::html(&r, &title))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("wrote {}", path.display());
+            }
+        }
         Cmd::Native { caller: _ } => {
             let code = runtime()?.block_on(forager::native::serve_stdio(
                 forager::native::HostPaths::from_env(),

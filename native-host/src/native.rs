@@ -76,6 +76,7 @@ impl Status {
             "state": if self.state.is_empty() { "idle" } else { self.state },
             "fetched": p.fetched, "frontier": p.frontier, "pages_per_sec": p.pages_per_sec,
             "errors": p.errors.values().sum::<u64>(), "recent_relevance": p.recent_relevance,
+            "alarms": p.alarms,
         })
     }
 }

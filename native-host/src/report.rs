@@ -87,3 +87,361 @@ pub fn line_chart_at(
         escape(title)
     )
 }
+
+/// A page with a score (hub, authority).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Scored {
+    /// The page.
+    pub url: String,
+    /// Its score.
+    pub score: f64,
+}
+
+/// A server rated by its density of relevant pages (the paper's "site rating").
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SiteRating {
+    /// Host name.
+    pub host: String,
+    /// Pages fetched from it.
+    pub fetched: i64,
+    /// Of those, relevant (R ≥ 0.5).
+    pub relevant: i64,
+    /// relevant / fetched.
+    pub density: f64,
+}
+
+/// Everything `forager report` shows.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    /// Pages fetched.
+    pub fetched: i64,
+    /// URLs in the frontier.
+    pub frontier: i64,
+    /// Top hubs, best first.
+    pub hubs: Vec<Scored>,
+    /// Top authorities, best first.
+    pub authorities: Vec<Scored>,
+    /// Servers by density of relevant pages (at least 3 pages fetched).
+    pub sites: Vec<SiteRating>,
+    /// (best leaf path, pages) by count.
+    pub census: Vec<(String, i64)>,
+    /// (num_tries, rows).
+    pub num_tries: Vec<(i64, i64)>,
+    /// (pages fetched, moving average of R over the last 100): the acquisition rate.
+    pub acquisition: Vec<(i64, f64)>,
+    /// (error kind, rows).
+    pub errors: Vec<(String, i64)>,
+    /// Stagnation and diffusion alarms.
+    pub alarms: Vec<crate::monitor::Alarm>,
+    /// R(d) in fetch order, for the charts.
+    #[serde(skip)]
+    pub relevance: Vec<f64>,
+}
+
+/// Builds the report of a crawl database from a read-only connection; hub and authority
+/// scores come from the last distillation, or are computed now when there is none.
+pub fn build(conn: &rusqlite::Connection, top: usize) -> Result<Report, crate::store::StoreError> {
+    let count =
+        |sql: &str| -> Result<i64, rusqlite::Error> { conn.query_row(sql, [], |r| r.get(0)) };
+    let pairs_i = |sql: &str| -> Result<Vec<(i64, i64)>, rusqlite::Error> {
+        let mut st = conn.prepare(sql)?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect()
+    };
+    let pairs_s = |sql: &str| -> Result<Vec<(String, i64)>, rusqlite::Error> {
+        let mut st = conn.prepare(sql)?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                r.get(1)?,
+            ))
+        })?;
+        rows.collect()
+    };
+    let scored = |table: &str| -> Result<Vec<Scored>, rusqlite::Error> {
+        let mut st = conn.prepare(&format!(
+            "SELECT d.url, t.score FROM {table} t JOIN doc d ON d.oid = t.oid ORDER BY t.score DESC LIMIT ?1"
+        ))?;
+        let rows = st.query_map([top as i64], |r| {
+            Ok(Scored {
+                url: r.get(0)?,
+                score: r.get(1)?,
+            })
+        })?;
+        rows.collect()
+    };
+    let (mut hubs, mut authorities) = (scored("hub")?, scored("auth")?);
+    if hubs.is_empty() {
+        let (edges, rel) = crate::store::graph_of(conn)?;
+        let s = crate::distiller::distill(&edges, &rel, &Default::default());
+        let url =
+            |oid: i64| conn.query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0));
+        let mk = |v: &[(i64, f64)]| -> Result<Vec<Scored>, rusqlite::Error> {
+            v.iter()
+                .take(top)
+                .map(|&(o, score)| {
+                    Ok(Scored {
+                        url: url(o)?,
+                        score,
+                    })
+                })
+                .collect()
+        };
+        hubs = mk(&s.hubs)?;
+        authorities = mk(&s.authorities)?;
+    }
+    let sites = {
+        let mut st = conn.prepare(
+            "SELECT s.host, count(*), sum(d.relevance >= 0.5) FROM doc d JOIN server s USING (sid)
+             WHERE d.status = 2 GROUP BY d.sid HAVING count(*) >= 3
+             ORDER BY 1.0 * sum(d.relevance >= 0.5) / count(*) DESC, count(*) DESC LIMIT ?1",
+        )?;
+        let rows = st.query_map([top as i64], |r| {
+            let (f, rel): (i64, i64) = (r.get(1)?, r.get(2)?);
+            Ok(SiteRating {
+                host: r.get(0)?,
+                fetched: f,
+                relevant: rel,
+                density: rel as f64 / f.max(1) as f64,
+            })
+        })?;
+        rows.collect::<Result<Vec<_>, _>>()?
+    };
+    let relevance: Vec<f64> = {
+        let mut st = conn
+            .prepare("SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
+        let rows = st.query_map([], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let acquisition = moving_average(&relevance, 100)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| (i + 1) % 50 == 0 || i + 1 == relevance.len())
+        .map(|(i, m)| ((i + 1) as i64, m))
+        .collect();
+    let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
+    let hard = conn
+        .query_row("SELECT value FROM meta WHERE key = 'mode'", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .is_ok_and(|m| m == "Hard");
+    Ok(Report {
+        fetched: count("SELECT count(*) FROM doc WHERE status = 2")?,
+        frontier,
+        hubs,
+        authorities,
+        sites,
+        census: pairs_s(
+            "SELECT coalesce(t.path, '(unclassified)'), count(*) FROM doc d LEFT JOIN taxonomy t ON t.kcid = d.cid
+             WHERE d.status = 2 GROUP BY d.cid ORDER BY 2 DESC",
+        )?,
+        num_tries: pairs_i("SELECT num_tries, count(*) FROM doc GROUP BY num_tries ORDER BY 1")?,
+        acquisition,
+        errors: pairs_s(
+            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
+        )?,
+        alarms: crate::monitor::alarms(&relevance, frontier, hard, &Default::default()),
+        relevance,
+    })
+}
+
+/// Trailing moving average over `window` values.
+pub fn moving_average(xs: &[f64], window: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(xs.len());
+    let mut sum = 0.0;
+    for (i, x) in xs.iter().enumerate() {
+        sum += x;
+        if i >= window {
+            sum -= xs[i - window];
+        }
+        out.push(sum / (i + 1).min(window) as f64);
+    }
+    out
+}
+
+/// The report as text for a terminal.
+pub fn text(r: &Report) -> String {
+    let mut s = format!("fetched {}  frontier {}\n", r.fetched, r.frontier);
+    for a in &r.alarms {
+        s += &format!("ALARM {}: {}\n", a.kind, a.detail);
+    }
+    let list = |title: &str, v: &[Scored]| {
+        let mut s = format!("\n{title}:\n");
+        for x in v {
+            s += &format!("  {:.4}  {}\n", x.score, x.url);
+        }
+        s
+    };
+    s += &list("top hubs", &r.hubs);
+    s += &list("top authorities", &r.authorities);
+    s += "\ntop sites (relevant/fetched):\n";
+    for x in &r.sites {
+        s += &format!(
+            "  {:>5.2}  {:>4}/{:<4} {}\n",
+            x.density, x.relevant, x.fetched, x.host
+        );
+    }
+    s += "\ncategory census (pages per best leaf):\n";
+    for (c, n) in &r.census {
+        s += &format!("  {n:>6}  {c}\n");
+    }
+    s += "\nnum_tries histogram:\n";
+    for (t, n) in &r.num_tries {
+        s += &format!("  {t:>3}: {n}\n");
+    }
+    s += "\nacquisition (moving average of relevance, window 100):\n";
+    for (n, m) in r
+        .acquisition
+        .iter()
+        .step_by((r.acquisition.len() / 10).max(1))
+    {
+        s += &format!("  {n:>7}  {m:.3}\n");
+    }
+    s += "\nfetch errors by kind:\n";
+    for (k, n) in &r.errors {
+        s += &format!("  {n:>6}  {k}\n");
+    }
+    s
+}
+
+/// An SVG scatter of relevance against fetch order with its moving average (the monitoring
+/// applet's chart, focused-crawling-1999 Fig. 2).
+fn relevance_scatter(relevance: &[f64]) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 320)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let n = relevance.len().max(1) as f64;
+        if let Ok(mut chart) = ChartBuilder::on(&root)
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(48)
+            .build_cartesian_2d(0.0..n, 0.0..1.05)
+        {
+            let _ = chart
+                .configure_mesh()
+                .x_desc("pages fetched")
+                .y_desc("relevance R(d)")
+                .x_label_formatter(&|x| format!("{x:.0}"))
+                .draw();
+            let step = (relevance.len() / 3000).max(1);
+            let _ =
+                chart.draw_series(
+                    relevance.iter().enumerate().step_by(step).map(|(i, &r)| {
+                        Circle::new((i as f64, r), 2, PALETTE[0].mix(0.35).filled())
+                    }),
+                );
+            let avg = moving_average(relevance, 100);
+            let _ = chart.draw_series(LineSeries::new(
+                avg.iter().enumerate().map(|(i, &m)| (i as f64, m)),
+                PALETTE[3].stroke_width(2),
+            ));
+        }
+        let _ = root.present();
+    }
+    format!("<figure><figcaption>Relevance of each fetched page, with its moving average over 100 pages</figcaption>{svg}</figure>")
+}
+
+/// An SVG histogram of relevance (focused-crawling-1999 Fig. 7).
+fn relevance_histogram(relevance: &[f64]) -> String {
+    let mut bins = [0u32; 10];
+    for &r in relevance {
+        bins[((r * 10.0) as usize).min(9)] += 1;
+    }
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 280)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let top = f64::from(bins.iter().copied().max().unwrap_or(1).max(1)) * 1.05;
+        if let Ok(mut chart) = ChartBuilder::on(&root)
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.0..1.0, 0.0..top)
+        {
+            let _ = chart
+                .configure_mesh()
+                .x_desc("relevance R(d)")
+                .y_desc("pages")
+                .draw();
+            let _ = chart.draw_series(bins.iter().enumerate().map(|(i, &c)| {
+                let x0 = i as f64 / 10.0;
+                Rectangle::new(
+                    [(x0 + 0.005, 0.0), (x0 + 0.095, f64::from(c))],
+                    PALETTE[0].filled(),
+                )
+            }));
+        }
+        let _ = root.present();
+    }
+    format!("<figure><figcaption>Distribution of relevance over fetched pages</figcaption>{svg}</figure>")
+}
+
+/// The report as one self-contained HTML page.
+pub fn html(r: &Report, title: &str) -> String {
+    let mut harvest = Vec::with_capacity(r.relevance.len());
+    let mut sum = 0.0;
+    for (i, x) in r.relevance.iter().enumerate() {
+        sum += x;
+        if (i + 1) % 10 == 0 || i + 1 == r.relevance.len() {
+            harvest.push(((i + 1) as f64, sum / (i + 1) as f64));
+        }
+    }
+    let harvest = line_chart(
+        "Harvest rate: mean relevance of all pages fetched so far",
+        "harvest rate",
+        &[("focused crawl".to_string(), harvest)],
+    );
+    let links = |v: &[Scored]| -> String {
+        v.iter()
+            .map(|x| {
+                format!(
+                    "<tr><td><a href=\"{u}\">{u}</a></td><td>{:.4}</td></tr>",
+                    x.score,
+                    u = escape(&x.url)
+                )
+            })
+            .collect()
+    };
+    let sites: String = r
+        .sites
+        .iter()
+        .map(|s| {
+            format!(
+                "<tr><td><a href=\"http://{h}/\">{h}</a></td><td>{}</td><td>{}</td><td>{:.2}</td></tr>",
+                s.relevant,
+                s.fetched,
+                s.density,
+                h = escape(&s.host)
+            )
+        })
+        .collect();
+    let alarms: String = r
+        .alarms
+        .iter()
+        .map(|a| {
+            format!(
+                "<p class=\"alarm\"><b>{}</b>: {}</p>",
+                a.kind,
+                escape(&a.detail)
+            )
+        })
+        .collect();
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>{CSS}\
+         .alarm{{background:#fee;border:1px solid #c33;padding:.4em .8em}}</style></head><body>\
+         <h1>{t}</h1><p>{} pages fetched, {} in the frontier.</p>{alarms}{}{}{}\
+         <h2>Top hubs</h2><table><tr><th>page</th><th>hub score</th></tr>{}</table>\
+         <h2>Top authorities</h2><table><tr><th>page</th><th>authority score</th></tr>{}</table>\
+         <h2>Top sites by density of relevant pages</h2><table><tr><th>site</th><th>relevant</th>\
+         <th>fetched</th><th>density</th></tr>{sites}</table></body></html>",
+        r.fetched,
+        r.frontier,
+        relevance_scatter(&r.relevance),
+        harvest,
+        relevance_histogram(&r.relevance),
+        links(&r.hubs),
+        links(&r.authorities),
+        t = escape(title),
+    )
+}

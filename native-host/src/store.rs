@@ -554,29 +554,7 @@ impl Store {
     /// The crawl graph for the distiller: links between fetched pages, and R of every fetched
     /// page.
     pub fn graph(&self) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
-        let mut rel = HashMap::new();
-        {
-            let mut st = self
-                .conn
-                .prepare("SELECT oid, relevance FROM doc WHERE status = 2")?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                rel.insert(r.get(0)?, r.get(1)?);
-            }
-        }
-        let mut st = self.conn.prepare(
-            "SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst FROM link l
-             JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2 AND l.sid_src <> l.sid_dst",
-        )?;
-        let rows = st.query_map([], |r| {
-            Ok(crate::distiller::Edge {
-                src: r.get(0)?,
-                dst: r.get(1)?,
-                src_site: r.get(2)?,
-                dst_site: r.get(3)?,
-            })
-        })?;
-        Ok((rows.collect::<std::result::Result<_, _>>()?, rel))
+        graph_of(&self.conn)
     }
 
     /// Replaces the stored hub and authority scores with a new distillation.
@@ -642,6 +620,31 @@ impl Store {
                 r.get(0)
             })?)
     }
+}
+
+/// The crawl graph of a crawl database (also read-only connections, for reports).
+pub fn graph_of(conn: &Connection) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
+    let mut rel = HashMap::new();
+    {
+        let mut st = conn.prepare("SELECT oid, relevance FROM doc WHERE status = 2")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            rel.insert(r.get(0)?, r.get(1)?);
+        }
+    }
+    let mut st = conn.prepare(
+        "SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst FROM link l
+         JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2 AND l.sid_src <> l.sid_dst",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok(crate::distiller::Edge {
+            src: r.get(0)?,
+            dst: r.get(1)?,
+            src_site: r.get(2)?,
+            dst_site: r.get(3)?,
+        })
+    })?;
+    Ok((rows.collect::<std::result::Result<_, _>>()?, rel))
 }
 
 /// Decompresses a stored `doc.text` value.

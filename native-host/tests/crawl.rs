@@ -274,3 +274,43 @@ fn bench_is_deterministic_and_complete() {
     let html = std::fs::read_to_string(a.join("summary.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("soft+apprentice"));
 }
+
+/// The monitor's alarms fire when a crawl is driven into stagnation or diffusion on purpose,
+/// and stay quiet on a healthy crawl.
+#[test]
+fn alarms_fire_on_stagnation_and_diffusion_only() {
+    let dir = tmp("alarms");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let alarms = |name: &str| -> Vec<String> {
+        let out = run(forager()
+            .arg("report")
+            .arg(dir.join(format!("{name}.db")))
+            .arg("--json"));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["alarms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["kind"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Healthy: an apprentice-guided soft crawl that keeps finding relevant pages, and the
+    // first pages of a hard crawl.
+    crawl_with(
+        &dir,
+        &web,
+        "soft",
+        600,
+        &["--apprentice", "--retrain-every", "50"],
+    );
+    assert!(alarms("softapprenticeretrainevery50").is_empty());
+    crawl(&dir, &web, "hard", 300);
+    assert!(alarms("hard").is_empty());
+    // Diffusion: a soft crawl long enough to exhaust the topic (resumed to 2500 pages).
+    crawl(&dir, &web, "soft", 2500);
+    assert_eq!(alarms("soft"), vec!["diffusion"]);
+    // Stagnation: a hard crawl run until its frontier is empty.
+    crawl(&dir, &web, "hard", 100_000);
+    assert_eq!(alarms("hard"), vec!["stagnation"]);
+}
