@@ -890,7 +890,10 @@ fn cmd_status(db: &Path, json: bool) -> Result<()> {
             errors.insert(k.unwrap_or_default(), n.into());
         }
     }
+    let relevance = forager::report::relevance_in_fetch_order(&conn)?;
+    let alarms = forager::report::alarms_of(&conn, &relevance, frontier)?;
     let v = serde_json::json!({
+        "alarms": alarms,
         "fetched": fetched, "frontier": frontier, "failed_or_excluded": failed,
         "relevant_fetched": relevant, "recent_relevance": mean_recent, "errors": errors,
     });
@@ -899,6 +902,9 @@ fn cmd_status(db: &Path, json: bool) -> Result<()> {
     } else {
         println!("fetched {fetched}  frontier {frontier}  failed/excluded {failed}");
         println!("relevant (R >= 0.5) {relevant}   mean relevance of last 100: {mean_recent:.3}");
+        for a in &alarms {
+            println!("ALARM {}: {}", a.kind, a.detail);
+        }
         for (k, n) in &errors {
             println!("  {k}: {n}");
         }

@@ -220,11 +220,6 @@ pub fn build(conn: &rusqlite::Connection, top: usize) -> Result<Report, crate::s
         .map(|(i, m)| ((i + 1) as i64, m))
         .collect();
     let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
-    let hard = conn
-        .query_row("SELECT value FROM meta WHERE key = 'mode'", [], |r| {
-            r.get::<_, String>(0)
-        })
-        .is_ok_and(|m| m == "Hard");
     Ok(Report {
         fetched: count("SELECT count(*) FROM doc WHERE status = 2")?,
         frontier,
@@ -240,9 +235,36 @@ pub fn build(conn: &rusqlite::Connection, top: usize) -> Result<Report, crate::s
         errors: pairs_s(
             "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
         )?,
-        alarms: crate::monitor::alarms(&relevance, frontier, hard, &Default::default()),
+        alarms: alarms_of(conn, &relevance, frontier)?,
         relevance,
     })
+}
+
+/// R(d) of the fetched pages in fetch order.
+pub fn relevance_in_fetch_order(conn: &rusqlite::Connection) -> Result<Vec<f64>, rusqlite::Error> {
+    let mut st =
+        conn.prepare("SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
+    let rows = st.query_map([], |r| r.get(0))?;
+    rows.collect()
+}
+
+/// The monitor's alarms for a crawl database (its mode decides which threat is watched).
+pub fn alarms_of(
+    conn: &rusqlite::Connection,
+    relevance: &[f64],
+    frontier: i64,
+) -> Result<Vec<crate::monitor::Alarm>, rusqlite::Error> {
+    let hard = conn
+        .query_row("SELECT value FROM meta WHERE key = 'mode'", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .is_ok_and(|m| m == "Hard");
+    Ok(crate::monitor::alarms(
+        relevance,
+        frontier,
+        hard,
+        &Default::default(),
+    ))
 }
 
 /// Trailing moving average over `window` values.
