@@ -7,36 +7,37 @@
  * extractor keeps: the text nodes outside script, style, noscript, template and head, joined with
  * single spaces.
  *
+ * `visibleText` is self-contained (no reference to anything outside its own body), so the
+ * service worker can inject this very function into a tab with
+ * `chrome.scripting.executeScript({target, func: visibleText})`: called there without an
+ * argument it reads the tab's `document`. One rule, one copy.
+ *
  * @module visible-text
  */
-
-/** Elements whose contents are never visible text. */
-const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'head']);
-
-const ELEMENT_NODE = 1;
-const TEXT_NODE = 3;
-const CDATA_SECTION_NODE = 4;
-const DOCUMENT_NODE = 9;
-
-/**
- * Whether `node` is an element whose subtree holds no visible text.
- *
- * @param {Node} node
- * @returns {boolean}
- */
-function isSkipped(node) {
-  return node.nodeType === ELEMENT_NODE && SKIPPED.has(/** @type {Element} */ (node).localName.toLowerCase());
-}
 
 /**
  * Returns the visible text of a document or element: its text nodes in document order, outside
  * `script`, `style`, `noscript`, `template` and `head`, with every run of whitespace collapsed to
  * one space and none at either end.
  *
- * @param {Document | Element} root the page (`document`) or an element of one
+ * @param {Document | Element} [root] the page (`document`, the default) or an element of one
  * @returns {string} the text, possibly empty
  */
-export function visibleText(root) {
+export function visibleText(root = document) {
+  // Everything the walk needs lives in here: the function is also serialised by executeScript.
+  /** Elements whose contents are never visible text. */
+  const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'head']);
+  const ELEMENT_NODE = 1;
+  const TEXT_NODE = 3;
+  const CDATA_SECTION_NODE = 4;
+  const DOCUMENT_NODE = 9;
+  /**
+   * Whether `node` is an element whose subtree holds no visible text.
+   * @param {Node} node
+   */
+  const isSkipped = (node) =>
+    node.nodeType === ELEMENT_NODE && SKIPPED.has(/** @type {Element} */ (node).localName.toLowerCase());
+
   /** @type {Node | null} */
   const start = root.nodeType === DOCUMENT_NODE ? /** @type {Document} */ (root).documentElement : root;
   if (!start || isSkipped(start)) return '';

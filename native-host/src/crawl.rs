@@ -115,6 +115,8 @@ pub struct CrawlConfig {
     pub delay: Duration,
     /// Most pages fetched from one host.
     pub max_pages_per_host: u64,
+    /// Most outlinks taken from one page (the rest are dropped and reported).
+    pub max_links_per_page: usize,
     /// URL trap guards.
     pub traps: TrapLimits,
     /// Fetcher settings (proxy, timeouts, caps).
@@ -170,6 +172,7 @@ impl Default for CrawlConfig {
             concurrency: 16,
             delay: Duration::from_secs(1),
             max_pages_per_host: 5_000,
+            max_links_per_page: 5_000,
             traps: TrapLimits::default(),
             fetch: FetchConfig::default(),
             fetch_log: None,
@@ -304,6 +307,13 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
         );
         o.http_status = Some(i64::from(resp.status));
         o.retry = resp.status == 429 || resp.status >= 500;
+        if let Some(wait) = resp.retry_after {
+            // Honour Retry-After (capped): the host gets no request before then.
+            let until = Instant::now() + wait.min(Duration::from_secs(120));
+            let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
+            let slot = slots.entry(host.clone()).or_insert(until);
+            *slot = (*slot).max(until);
+        }
         return o;
     }
     if !resp.is_html() {
@@ -353,8 +363,13 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
         } else {
             shark.delta * parent_score.max(0.0)
         };
+        let mut page_links = page.links;
+        if page_links.len() > sh2.config.max_links_per_page {
+            page_links.truncate(sh2.config.max_links_per_page);
+            rejects.push("trap-too-many-links");
+        }
         if follow {
-            for l in page.links.into_iter().filter(|l| !l.nofollow) {
+            for l in page_links.into_iter().filter(|l| !l.nofollow) {
                 if let Err(r) = canon::check_traps(&l.url, &sh2.config.traps) {
                     rejects.push(r.kind());
                     continue;

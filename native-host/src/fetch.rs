@@ -94,6 +94,8 @@ pub struct Fetched {
     pub body: Vec<u8>,
     /// True when the body was cut at `max_body`.
     pub truncated: bool,
+    /// The server's `Retry-After`, in seconds form (for 429 and 503 answers).
+    pub retry_after: Option<Duration>,
 }
 
 impl Fetched {
@@ -230,6 +232,12 @@ impl Fetcher {
                     continue;
                 }
             }
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
             let content_type = resp
                 .headers()
                 .get(reqwest::header::CONTENT_TYPE)
@@ -253,6 +261,7 @@ impl Fetcher {
                 content_type,
                 body,
                 truncated,
+                retry_after,
             });
         }
     }

@@ -676,6 +676,9 @@ struct CrawlArgs {
     /// Most pages fetched from one host (a trap guard).
     #[arg(long, default_value_t = 5_000)]
     max_pages_per_host: u64,
+    /// Seconds allowed for one request, body included.
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
     /// Reproducible order: one fetch at a time, each recorded before the next checkout.
     #[arg(long)]
     deterministic: bool,
@@ -773,6 +776,8 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             delay: std::time::Duration::from_secs_f64(delay.max(0.0)),
             fetch: FetchConfig {
                 proxy,
+                total_timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(0.1, 3600.0)),
+                connect_timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(0.1, 10.0)),
                 ..FetchConfig::default()
             },
             fetch_log: a.fetch_log.clone(),

@@ -149,7 +149,15 @@ impl Session {
     }
 
     fn status(&self) -> Value {
-        self.status.lock().unwrap_or_else(|p| p.into_inner()).json()
+        let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        if st.state.is_empty() || st.state == "idle" {
+            // No crawl running in this process: describe the crawl database as it stands, so a
+            // reconnecting extension sees the crawl an earlier host made.
+            if let Some(p) = db_progress(&self.paths) {
+                st.progress = p;
+            }
+        }
+        st.json()
     }
 
     async fn handle(&mut self, req: &Value) -> Result<Value, Refusal> {
@@ -415,6 +423,31 @@ impl Session {
             let _ = tokio::time::timeout(Duration::from_secs(60), &mut c.task).await;
         }
     }
+}
+
+/// Counters and alarms of the crawl database, when there is one.
+fn db_progress(paths: &HostPaths) -> Option<Progress> {
+    if !paths.db().exists() {
+        return None;
+    }
+    let conn = read_only(paths).ok()?;
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).ok();
+    let relevance = crate::report::relevance_in_fetch_order(&conn).ok()?;
+    let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
+    let recent = &relevance[relevance.len().saturating_sub(100)..];
+    let mut errors = std::collections::HashMap::new();
+    errors.insert(
+        "failed".to_owned(),
+        count("SELECT count(*) FROM doc WHERE status IN (3, 4)")? as u64,
+    );
+    Some(Progress {
+        fetched: count("SELECT count(*) FROM doc WHERE status = 2")? as u64,
+        frontier,
+        recent_relevance: recent.iter().sum::<f64>() / recent.len().max(1) as f64,
+        alarms: crate::report::alarms_of(&conn, &relevance, frontier).ok()?,
+        errors,
+        ..Progress::default()
+    })
 }
 
 fn read_only(paths: &HostPaths) -> Result<rusqlite::Connection, crate::store::StoreError> {

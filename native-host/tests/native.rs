@@ -248,6 +248,11 @@ fn crawls_in_the_background_and_streams_events() {
     let r = h.request(json!({"id": 4, "type": "recent_pages", "limit": 10}));
     assert_eq!(r["result"]["pages"].as_array().unwrap().len(), 10);
     assert_eq!(h.exit_code(), 0);
+    // A new host (the browser relaunched it) describes the existing crawl.
+    let mut h = Host::start(&home.join("host"));
+    let r = h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    assert_eq!(r["result"]["crawl"]["fetched"], 300, "{r}");
+    assert_eq!(h.exit_code(), 0);
     let _ = server.kill();
     let _ = server.wait();
 }

@@ -1,0 +1,333 @@
+// @ts-check
+/**
+ * Forager's service worker: owns the model (WebAssembly, see lib/model.js) and the port to the
+ * native host (lib/protocol.js); classifies pages from the context menu; answers the popup and
+ * the side panel (lib/messages.js) and forwards host events to them.
+ *
+ * Everything that does not need the host (classification, taxonomy edits on the browser's copy)
+ * works without it; the rest fails with a "host not connected" error the pages show.
+ *
+ * Tests drive it through `globalThis.forager` (see the end of this file).
+ */
+
+import { benchClassify } from './lib/bench.js';
+import { CrawlView, MAX_PAGES, TOP_HUBS } from './lib/crawl-state.js';
+import { BROADCAST_TYPES } from './lib/messages.js';
+import { ModelStore } from './lib/model.js';
+import { MAX_EXAMPLE_CHARS, tabText } from './lib/page-text.js';
+import { HostPort, HostUnavailableError, errorText } from './lib/protocol.js';
+import { applyEdit, importFolders, offlineEditCount, replayOfflineEdits } from './lib/taxonomy.js';
+
+/**
+ * @typedef {import('./lib/messages.js').UiRequest} UiRequest
+ * @typedef {import('./lib/messages.js').Broadcast} Broadcast
+ * @typedef {import('./lib/messages.js').State} State
+ * @typedef {import('./lib/messages.js').Classification} Classification
+ * @typedef {import('./lib/protocol.js').CrawlOptions} CrawlOptions
+ * @typedef {import('./lib/protocol.js').HostEvent} HostEvent
+ */
+
+const MENU_ID = 'forager-classify';
+const CRAWL_OPTIONS_KEY = 'crawlOptions';
+const LAST_KEY = 'lastClassification';
+/** stop_crawl waits for the crawl to wind down. */
+const STOP_TIMEOUT_MS = 120_000;
+
+const port = new HostPort();
+const models = new ModelStore();
+const crawl = new CrawlView();
+/** @type {{view: Classification, text: string} | null} */
+let last = null;
+/** @type {string | null} the latest problem worth showing (offline edits not replayed, ...) */
+let notice = null;
+
+// ---------------------------------------------------------------------------------------------
+// Broadcasts to open pages
+
+/** @param {Broadcast} msg */
+function broadcast(msg) {
+  // No page open is the usual case, not an error.
+  chrome.runtime.sendMessage(msg).catch(() => {});
+}
+
+/** @param {string} text */
+function setNotice(text) {
+  notice = text;
+  broadcast({ type: 'notice', notice: text });
+}
+
+async function broadcastTopics() {
+  broadcast({ type: 'topics_changed', topics: await models.topics(), source: models.source,
+    offlineEdits: await offlineEditCount() });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classification
+
+/**
+ * Opens the side panel on the tab. Called before any `await` so that a user gesture (the
+ * context-menu click) still counts; without one Chrome refuses, which is fine.
+ * @param {number} tabId
+ * @returns {Promise<void>}
+ */
+function openSidePanel(tabId) {
+  try {
+    return chrome.sidePanel.open({ tabId }).catch(() => {});
+  } catch {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Classifies a tab's visible text with the browser's model, remembers the result (shown by the
+ * side panel) and opens the side panel when it may.
+ * @param {number} tabId
+ * @returns {Promise<Classification>}
+ */
+export async function classifyTab(tabId) {
+  const opening = openSidePanel(tabId);
+  const page = await tabText(tabId);
+  const view = await classifyText(page.url, page.title, page.text);
+  await opening;
+  return view;
+}
+
+/**
+ * @param {string} url
+ * @param {string} title
+ * @param {string} text
+ * @returns {Promise<Classification>}
+ */
+async function classifyText(url, title, text) {
+  const model = await models.get();
+  const t0 = performance.now();
+  const c = model.classify(text);
+  const ms = performance.now() - t0;
+  /** @type {Classification} */
+  const view = { url, title, best_leaf: c.best_leaf, best_leaf_id: c.best_leaf_id, path: c.path,
+    relevance: c.relevance, log_relevance: c.log_relevance, hard_focus: c.hard_focus,
+    textBytes: new TextEncoder().encode(text).length, ms, at: Date.now() };
+  last = { view, text };
+  chrome.storage.session.set({ [LAST_KEY]: last }).catch((e) => console.warn('forager: session storage:', e));
+  broadcast({ type: 'classified', classification: view });
+  return view;
+}
+
+/** After a model change, the last page's classification is redone (relevance may change). */
+async function reclassifyLast() {
+  if (last) await classifyText(last.view.url, last.view.title, last.text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests from the pages
+
+/** @returns {Promise<State>} */
+async function getState() {
+  await models.get();
+  return {
+    host: port.state,
+    model: { source: models.source, bytes: models.bytes, topics: await models.topics(),
+      offlineEdits: await offlineEditCount() },
+    crawl: crawl.status,
+    lastStop: crawl.lastStop,
+    classification: last?.view ?? null,
+    hubs: crawl.hubs,
+    authorities: crawl.authorities,
+    pages: crawl.pages,
+    crawlOptions: (await chrome.storage.local.get(CRAWL_OPTIONS_KEY))[CRAWL_OPTIONS_KEY] ?? {},
+    hostAccess: await chrome.permissions.contains({ origins: ['<all_urls>'] }),
+    notice,
+  };
+}
+
+/** @returns {Promise<number>} the active tab of the last focused window */
+async function activeTabId() {
+  const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  if (tab?.id === undefined) throw new Error('no active tab');
+  return tab.id;
+}
+
+/** Throws the "host not connected" error unless the host is there. */
+function requireHost() {
+  if (!port.connected) {
+    throw new HostUnavailableError(`host not connected${port.state.error ? ` (${port.state.error})` : ''}; ` +
+      'crawling needs the Forager host: run "forager install --browser chromium"');
+  }
+}
+
+/**
+ * Starts (or resumes) a crawl; a running one is stopped first so new seeds take effect. Proxy,
+ * delay, budget and apprentice are remembered for the next start (e.g. "crawl more from here").
+ * @param {CrawlOptions} options
+ */
+async function startCrawl(options) {
+  requireHost();
+  const saved = (await chrome.storage.local.get(CRAWL_OPTIONS_KEY))[CRAWL_OPTIONS_KEY] ?? {};
+  /** @type {Partial<CrawlOptions>} */
+  const remembered = { ...saved };
+  for (const k of /** @type {const} */ (['pages', 'proxy', 'delay', 'apprentice'])) {
+    if (options[k] !== undefined) /** @type {any} */ (remembered)[k] = options[k];
+  }
+  await chrome.storage.local.set({ [CRAWL_OPTIONS_KEY]: remembered });
+  /** @type {CrawlOptions} */
+  const request = { seeds: options.seeds ?? [] };
+  if (remembered.pages) request.pages = remembered.pages;
+  if (remembered.proxy) request.proxy = remembered.proxy;
+  if (remembered.delay !== undefined && remembered.delay !== null) request.delay = remembered.delay;
+  if (remembered.apprentice !== undefined) request.apprentice = remembered.apprentice;
+  if (crawl.status && crawl.status.state !== 'idle') {
+    crawl.status = (await port.request('stop_crawl', {}, { timeoutMs: STOP_TIMEOUT_MS })).status;
+  }
+  const r = await port.request('start_crawl', request);
+  crawl.status = r.status;
+  crawl.lastStop = null;
+  broadcast({ type: 'host_event', event: { type: 'progress', status: r.status } });
+  return r;
+}
+
+/**
+ * @param {UiRequest} msg
+ * @returns {Promise<any>}
+ */
+export async function handle(msg) {
+  switch (msg.type) {
+    case 'get_state': return getState();
+    case 'classify_tab': return classifyTab(msg.tabId ?? await activeTabId());
+    case 'add_topic': case 'rename_topic': case 'move_topic': case 'delete_topic': case 'set_good':
+    case 'add_example': {
+      const r = await applyEdit(msg, { port, models });
+      await afterModelChange();
+      return r;
+    }
+    case 'add_classified_example': {
+      if (!last) throw new Error('no page classified yet');
+      const r = await applyEdit({ type: 'add_example', topic: msg.topic, url: last.view.url,
+        text: last.text.slice(0, MAX_EXAMPLE_CHARS) }, { port, models });
+      await afterModelChange();
+      return r;
+    }
+    case 'add_tab_example': {
+      const page = await tabText(msg.tabId ?? await activeTabId());
+      const r = await applyEdit({ type: 'add_example', topic: msg.topic, url: page.url,
+        text: page.text.slice(0, MAX_EXAMPLE_CHARS) }, { port, models });
+      await afterModelChange();
+      return r;
+    }
+    case 'import_folders': {
+      const r = await importFolders(msg.folders, { port, models });
+      await afterModelChange();
+      return r;
+    }
+    case 'start_crawl': {
+      const { type, ...options } = msg;
+      return startCrawl(options);
+    }
+    case 'stop_crawl': {
+      requireHost();
+      const r = await port.request('stop_crawl', {}, { timeoutMs: STOP_TIMEOUT_MS });
+      crawl.status = r.status;
+      broadcast({ type: 'host_event', event: { type: 'progress', status: r.status } });
+      return r;
+    }
+    case 'status': {
+      requireHost();
+      const r = await port.request('status');
+      crawl.status = r.status;
+      return r;
+    }
+    case 'hubs': {
+      requireHost();
+      const r = await port.request('hubs', { top: TOP_HUBS });
+      crawl.hubs = r.hubs;
+      crawl.authorities = r.authorities;
+      return r;
+    }
+    case 'recent_pages': {
+      requireHost();
+      const r = await port.request('recent_pages', { limit: MAX_PAGES });
+      crawl.pages = [];
+      crawl.addPages(r.pages);
+      return r;
+    }
+    case 'reconnect': port.reconnectNow(); return port.state;
+    default: throw new Error(`unknown request ${JSON.stringify(/** @type {any} */ (msg).type)}`);
+  }
+}
+
+async function afterModelChange() {
+  await broadcastTopics();
+  await reclassifyLast();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The host
+
+port.onState((s) => broadcast({ type: 'host_state', host: s, crawl: crawl.status }));
+
+port.onEvent((/** @type {HostEvent} */ e) => {
+  crawl.apply(e);
+  broadcast({ type: 'host_event', event: e });
+});
+
+port.onConnect(async (hello) => {
+  crawl.status = hello.crawl;
+  const failures = await replayOfflineEdits(port).catch((e) => [errorText(e)]);
+  if (failures.length) setNotice(`offline edits the host refused: ${failures.join('; ')}`);
+  try {
+    await models.refreshFromHost(port);
+  } catch (e) {
+    setNotice(`could not load the host's model: ${errorText(e)}`);
+  }
+  try {
+    await crawl.resync(port);
+  } catch (e) {
+    console.warn('forager: resync after hello:', e);
+  }
+  broadcast({ type: 'host_state', host: port.state, crawl: crawl.status });
+  await afterModelChange();
+});
+
+// ---------------------------------------------------------------------------------------------
+// Browser events (registered synchronously at start-up, as MV3 requires)
+
+chrome.runtime.onInstalled.addListener(() => {
+  chrome.contextMenus.removeAll(() => {
+    chrome.contextMenus.create({ id: MENU_ID, title: 'Classify this page', contexts: ['page'] },
+      () => void chrome.runtime.lastError);
+  });
+});
+
+chrome.contextMenus.onClicked.addListener((info, tab) => {
+  if (info.menuItemId !== MENU_ID || tab?.id === undefined) return;
+  classifyTab(tab.id).catch((e) => setNotice(errorText(e)));
+});
+
+chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  if (!msg || typeof msg.type !== 'string' || BROADCAST_TYPES.has(msg.type)) return undefined;
+  if (sender.id !== chrome.runtime.id || !sender.url?.startsWith(chrome.runtime.getURL(''))) return undefined;
+  handle(/** @type {UiRequest} */ (msg)).then(
+    (result) => sendResponse({ ok: true, result }),
+    (e) => sendResponse({ ok: false, error: errorText(e) }),
+  );
+  return true; // the answer comes asynchronously
+});
+
+chrome.storage.session.get(LAST_KEY).then(
+  (s) => { if (!last && s[LAST_KEY]) last = /** @type {{view: Classification, text: string}} */ (s[LAST_KEY]); },
+  () => {},
+);
+port.start();
+
+// For tests and the console: `forager.classifyTab(tabId)` etc. in the worker.
+/** @type {any} */ (globalThis).forager = {
+  classifyTab,
+  handle,
+  getState,
+  port,
+  models,
+  crawl,
+  /** @param {import('./lib/protocol.js').RequestType} type @param {any} [fields] */
+  hostRequest: (type, fields) => port.request(type, fields),
+  /** @param {string} text @param {{warmup?: number, runs?: number}} [options] */
+  benchClassify: async (text, options) => benchClassify(await models.get(), text, options),
+};

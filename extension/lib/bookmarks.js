@@ -1,0 +1,71 @@
+// @ts-check
+/**
+ * Bookmark folders as training material, read in an extension page (the popup): every folder
+ * that directly holds bookmarks becomes a group named after it; each http(s) bookmark becomes a
+ * page whose text is the fetched page's visible text (same rule as everywhere else) when Forager
+ * may read pages (`<all_urls>` granted) and the fetch succeeds within a few seconds, else the
+ * bookmark's title. Nested folders become their own groups (flattened under the root).
+ *
+ * @module bookmarks
+ */
+
+import { visibleText } from './visible-text.js';
+
+/**
+ * @typedef {{name: string, pages: {url: string, text: string, fetched: boolean}[]}} BookmarkFolder
+ */
+
+/**
+ * @param {{limit?: number, timeoutMs?: number, concurrency?: number,
+ *   onProgress?: (done: number, total: number) => void}} [options]
+ * @returns {Promise<BookmarkFolder[]>}
+ */
+export async function collectBookmarkFolders({ limit = 500, timeoutMs = 5000, concurrency = 4, onProgress } = {}) {
+  const tree = await chrome.bookmarks.getTree();
+  /** @type {{name: string, marks: {url: string, title: string}[]}[]} */
+  const raw = [];
+  /** @param {chrome.bookmarks.BookmarkTreeNode} node */
+  const walk = (node) => {
+    const children = node.children ?? [];
+    const marks = children
+      .filter((c) => c.url && /^https?:/i.test(c.url))
+      .map((c) => ({ url: /** @type {string} */ (c.url), title: c.title || /** @type {string} */ (c.url) }));
+    if (marks.length && node.title) raw.push({ name: node.title, marks });
+    for (const c of children) if (!c.url) walk(c);
+  };
+  for (const root of tree) walk(root);
+
+  const canFetch = await chrome.permissions.contains({ origins: ['<all_urls>'] });
+  const jobs = raw.flatMap((f, fi) => f.marks.map((m) => ({ fi, m }))).slice(0, limit);
+  /** @type {BookmarkFolder[]} */
+  const folders = raw.map((f) => ({ name: f.name, pages: [] }));
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const { fi, m } = jobs[next++];
+      const text = canFetch ? await fetchText(m.url, timeoutMs) : '';
+      folders[fi].pages.push({ url: m.url, text: text || m.title, fetched: Boolean(text) });
+      onProgress?.(++done, jobs.length);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return folders.filter((f) => f.pages.length);
+}
+
+/**
+ * The visible text of the page at `url`, or '' when it cannot be fetched as HTML in time.
+ * @param {string} url
+ * @param {number} timeoutMs
+ * @returns {Promise<string>}
+ */
+async function fetchText(url, timeoutMs) {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), credentials: 'omit' });
+    if (!res.ok || !/html/i.test(res.headers.get('content-type') ?? '')) return '';
+    const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+    return visibleText(doc);
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,95 @@
+// @ts-check
+/**
+ * Messages between the extension's pages (popup, side panel) and its service worker, over
+ * `chrome.runtime.sendMessage`: requests keyed on `type` that the worker answers with
+ * `{ok, result | error}`, and broadcasts the worker sends to every open page.
+ *
+ * @module messages
+ */
+
+/**
+ * @typedef {import('./protocol.js').Status} Status
+ * @typedef {import('./protocol.js').TopicInfo} TopicInfo
+ * @typedef {import('./protocol.js').Page} Page
+ * @typedef {import('./protocol.js').Hub} Hub
+ * @typedef {import('./protocol.js').HostEvent} HostEvent
+ * @typedef {import('./protocol.js').CrawlOptions} CrawlOptions
+ * @typedef {import('./protocol.js').ConnectionState} ConnectionState
+ * @typedef {import('./taxonomy.js').TopicEdit} TopicEdit
+ */
+
+/**
+ * The last page classified in the browser (its text stays in the worker).
+ * @typedef {{url: string, title: string, best_leaf: string, best_leaf_id: number,
+ *   path: {topic: string, p: number}[], relevance: number, log_relevance: number | null,
+ *   hard_focus: boolean, textBytes: number, ms: number, at: number}} Classification
+ */
+
+/**
+ * Everything a page shows, as `get_state` returns it.
+ * @typedef {{
+ *   host: ConnectionState,
+ *   model: {source: string, bytes: number, topics: TopicInfo[], offlineEdits: number},
+ *   crawl: Status | null,
+ *   lastStop: string | null,
+ *   classification: Classification | null,
+ *   hubs: Hub[],
+ *   authorities: Hub[],
+ *   pages: Page[],
+ *   crawlOptions: Partial<CrawlOptions>,
+ *   hostAccess: boolean,
+ *   notice: string | null,
+ * }} State
+ */
+
+/**
+ * Page-to-worker requests.
+ * @typedef {{type: 'get_state'}
+ *   | {type: 'classify_tab', tabId?: number}
+ *   | TopicEdit
+ *   | {type: 'add_classified_example', topic: number}
+ *   | {type: 'add_tab_example', topic: number, tabId?: number}
+ *   | {type: 'import_folders', folders: {name: string, pages: {url: string, text: string}[]}[]}
+ *   | ({type: 'start_crawl'} & CrawlOptions)
+ *   | {type: 'stop_crawl'}
+ *   | {type: 'status'}
+ *   | {type: 'hubs'}
+ *   | {type: 'recent_pages'}
+ *   | {type: 'reconnect'}} UiRequest
+ */
+
+/**
+ * Worker-to-pages broadcasts.
+ * @typedef {{type: 'host_state', host: ConnectionState, crawl: Status | null}
+ *   | {type: 'host_event', event: HostEvent}
+ *   | {type: 'classified', classification: Classification}
+ *   | {type: 'topics_changed', topics: TopicInfo[], source: string, offlineEdits: number}
+ *   | {type: 'notice', notice: string}} Broadcast
+ */
+
+/** The `type`s of broadcasts (pages ignore every other message, e.g. each other's requests). */
+export const BROADCAST_TYPES = new Set(['host_state', 'host_event', 'classified', 'topics_changed', 'notice']);
+
+/**
+ * Sends a request to the service worker; resolves with its result or throws its error.
+ * @param {UiRequest} request
+ * @returns {Promise<any>}
+ */
+export async function send(request) {
+  const reply = await chrome.runtime.sendMessage(request);
+  if (!reply) throw new Error('no answer from the Forager service worker');
+  if (!reply.ok) throw new Error(reply.error);
+  return reply.result;
+}
+
+/**
+ * Calls `fn` with every broadcast from the worker.
+ * @param {(b: Broadcast) => void} fn
+ */
+export function onBroadcast(fn) {
+  chrome.runtime.onMessage.addListener((msg) => {
+    if (msg && BROADCAST_TYPES.has(msg.type)) fn(/** @type {Broadcast} */ (msg));
+    // Never answer: requests are the worker's to answer.
+    return undefined;
+  });
+}

@@ -1,0 +1,303 @@
+// @ts-check
+/**
+ * The native-messaging protocol (PROTOCOL.md, version 1) as types, and `HostPort`: one
+ * `chrome.runtime.connectNative` port with request/reply matching, timeouts, events, the `hello`
+ * handshake and reconnection with backoff.
+ *
+ * @module protocol
+ */
+
+export const HOST_NAME = 'org.forager.host';
+export const PROTOCOL_VERSION = 1;
+
+/**
+ * @typedef {{kind: string, detail: string}} Alarm the crawl monitor's stagnation/diffusion alarm
+ * @typedef {{state: 'idle' | 'running' | 'stopping', fetched: number, frontier: number,
+ *   pages_per_sec: number, errors: number, recent_relevance: number,
+ *   alarms?: (Alarm | string)[]}} Status `alarms`: sent by hosts with the crawl monitor
+ * @typedef {{id: number, parent: number, path: string, name: string, title: string, good: boolean,
+ *   examples: number, subtree_examples: number}} TopicInfo
+ * @typedef {{seq: number, url: string, relevance: number, title: string}} Page
+ * @typedef {{url: string, score: number}} Hub
+ * @typedef {{hubs: Hub[], authorities: Hub[]}} HubsResult
+ * @typedef {{topics: TopicInfo[]}} TopicsResult
+ * @typedef {{status: Status}} StatusResult
+ */
+
+/**
+ * Every request: its fields and its result, keyed on `type`.
+ * @typedef {{
+ *   hello: {fields: {version: number}, result: {version: number, host: string, crawl: Status}},
+ *   topics: {fields: {}, result: TopicsResult},
+ *   add_topic: {fields: {parent: number, name: string}, result: {id: number, topics: TopicInfo[]}},
+ *   rename_topic: {fields: {topic: number, name: string}, result: TopicsResult},
+ *   move_topic: {fields: {topic: number, parent: number}, result: TopicsResult},
+ *   delete_topic: {fields: {topic: number}, result: {removed_examples: number, topics: TopicInfo[]}},
+ *   set_good: {fields: {topic: number, good: boolean}, result: TopicsResult},
+ *   add_example: {fields: {topic: number, url: string, text: string}, result: TopicsResult},
+ *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
+ *   start_crawl: {fields: CrawlOptions, result: {started: boolean, status: Status}},
+ *   stop_crawl: {fields: {}, result: StatusResult},
+ *   status: {fields: {}, result: StatusResult},
+ *   hubs: {fields: {top?: number}, result: HubsResult},
+ *   recent_pages: {fields: {limit?: number}, result: {pages: Page[]}},
+ * }} RequestMap
+ * @typedef {keyof RequestMap} RequestType
+ * @typedef {{seeds: string[], pages?: number, proxy?: string, apprentice?: boolean, delay?: number}} CrawlOptions
+ */
+
+/**
+ * Host-to-browser frames.
+ * @typedef {{type: 'reply', id: number | null, ok: true, result: any}
+ *   | {type: 'reply', id: number | null, ok: false, error: string}} Reply
+ * @typedef {{type: 'progress', status: Status}
+ *   | {type: 'pages', pages: Page[]}
+ *   | {type: 'hubs', hubs: Hub[], authorities: Hub[]}
+ *   | {type: 'crawl_stopped', reason: string, status: Status}} HostEvent
+ */
+
+/**
+ * What a `HostPort` reports about its connection.
+ * @typedef {{connected: boolean, connecting: boolean, host: string | null, error: string | null,
+ *   attempts: number}} ConnectionState
+ */
+
+/**
+ * The subset of `chrome.runtime.Port` HostPort uses (tests may pass a fake).
+ * @typedef {{postMessage(msg: any): void, disconnect(): void,
+ *   onMessage: {addListener(fn: (msg: any) => void): void},
+ *   onDisconnect: {addListener(fn: () => void): void}}} PortLike
+ */
+
+/** Seconds between reconnection attempts; the last value repeats. */
+const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000, 30000];
+const DEFAULT_TIMEOUT_MS = 30000;
+
+/** A request failed because the host is not connected or went away. */
+export class HostUnavailableError extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = 'HostUnavailableError';
+  }
+}
+
+/**
+ * One native-messaging port to the Forager host, kept open: after a disconnect (the host was
+ * killed, crashed or is not installed) it reconnects with exponential backoff and repeats the
+ * `hello` handshake; the `onState` listeners see every change and `onConnect` listeners run
+ * after each successful handshake (to resubscribe).
+ */
+export class HostPort {
+  /**
+   * @param {{name?: string, connect?: (name: string) => PortLike, timeoutMs?: number}} [options]
+   */
+  constructor(options = {}) {
+    this.name = options.name ?? HOST_NAME;
+    this.connectFn = options.connect ?? ((/** @type {string} */ n) => chrome.runtime.connectNative(n));
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    /** @type {PortLike | null} */
+    this.port = null;
+    this.nextId = 1;
+    /** @type {Map<number, {resolve: (r: any) => void, reject: (e: Error) => void, timer: any, type: string}>} */
+    this.pending = new Map();
+    /** @type {ConnectionState} */
+    this.state = { connected: false, connecting: false, host: null, error: null, attempts: 0 };
+    /** @type {Promise<void> | null} the handshake in flight */
+    this.handshake = null;
+    /** @type {any} */
+    this.retryTimer = null;
+    this.stopped = true;
+    /** @type {Set<(e: HostEvent) => void>} */
+    this.eventListeners = new Set();
+    /** @type {Set<(s: ConnectionState) => void>} */
+    this.stateListeners = new Set();
+    /** @type {Set<(hello: RequestMap['hello']['result']) => void | Promise<void>>} */
+    this.connectListeners = new Set();
+  }
+
+  /** Whether the handshake succeeded on the current port. */
+  get connected() {
+    return this.state.connected;
+  }
+
+  /** @param {(e: HostEvent) => void} fn */
+  onEvent(fn) { this.eventListeners.add(fn); }
+
+  /** @param {(s: ConnectionState) => void} fn */
+  onState(fn) { this.stateListeners.add(fn); }
+
+  /** @param {(hello: RequestMap['hello']['result']) => void | Promise<void>} fn */
+  onConnect(fn) { this.connectListeners.add(fn); }
+
+  /** Connects (if not already) and keeps reconnecting until `stop()`. */
+  start() {
+    this.stopped = false;
+    if (!this.port && !this.retryTimer) this.connect();
+  }
+
+  /** Closes the port and stops reconnecting. */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const port = this.port;
+    this.port = null;
+    port?.disconnect();
+    this.failAll('host port closed');
+    this.setState({ connected: false, connecting: false });
+  }
+
+  /** Reconnects now instead of waiting for the backoff timer (e.g. on a user's action). */
+  reconnectNow() {
+    if (this.port || this.stopped) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.connect();
+  }
+
+  /**
+   * Sends a request and resolves with its result. Rejects with the host's error on `ok:false`,
+   * with `HostUnavailableError` when the host is not connected or disconnects before replying,
+   * and after the timeout.
+   * @template {RequestType} K
+   * @param {K} type
+   * @param {RequestMap[K]['fields']} [fields]
+   * @param {{timeoutMs?: number}} [options]
+   * @returns {Promise<RequestMap[K]['result']>}
+   */
+  async request(type, fields, options = {}) {
+    if (type !== 'hello') {
+      if (this.handshake) await this.handshake.catch(() => {});
+      if (!this.state.connected) {
+        throw new HostUnavailableError(`host not connected${this.state.error ? `: ${this.state.error}` : ''}`);
+      }
+    }
+    return this.send(type, fields ?? {}, options.timeoutMs ?? this.timeoutMs);
+  }
+
+  /**
+   * @param {string} type
+   * @param {object} fields
+   * @param {number} timeoutMs
+   * @returns {Promise<any>}
+   */
+  send(type, fields, timeoutMs) {
+    const port = this.port;
+    if (!port) return Promise.reject(new HostUnavailableError('host not connected'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`host did not answer "${type}" within ${Math.round(timeoutMs / 1000)} s`));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer, type });
+      try {
+        port.postMessage({ ...fields, type, id });
+      } catch (e) {
+        clearTimeout(timer);
+        this.pending.delete(id);
+        reject(new HostUnavailableError(`host not connected: ${errorText(e)}`));
+      }
+    });
+  }
+
+  /** Opens the port and runs the handshake. */
+  connect() {
+    this.retryTimer = null;
+    this.state.attempts++;
+    this.setState({ connecting: true });
+    /** @type {PortLike} */
+    let port;
+    try {
+      port = this.connectFn(this.name);
+    } catch (e) {
+      this.lost(errorText(e));
+      return;
+    }
+    this.port = port;
+    port.onMessage.addListener((msg) => { if (this.port === port) this.receive(msg); });
+    port.onDisconnect.addListener(() => {
+      if (this.port !== port) return;
+      const err = globalThis.chrome?.runtime?.lastError?.message;
+      this.port = null;
+      this.lost(err || 'the host exited');
+    });
+    this.handshake = this.send('hello', { version: PROTOCOL_VERSION }, this.timeoutMs).then(
+      async (hello) => {
+        this.handshake = null;
+        this.state.attempts = 0;
+        this.setState({ connected: true, connecting: false, host: hello.host, error: null });
+        for (const fn of this.connectListeners) {
+          try { await fn(hello); } catch (e) { console.warn('forager: after hello:', e); }
+        }
+      },
+      (e) => {
+        this.handshake = null;
+        // A refused handshake (wrong version, broken host): drop the port and retry later.
+        if (this.port === port) {
+          this.port = null;
+          port.disconnect();
+          this.lost(`hello failed: ${errorText(e)}`);
+        }
+      },
+    );
+  }
+
+  /**
+   * The port is gone: fail what is pending, report, schedule a reconnection.
+   * @param {string} reason
+   */
+  lost(reason) {
+    this.failAll(`host disconnected: ${reason}`);
+    this.setState({ connected: false, connecting: false, host: null, error: reason });
+    if (this.stopped || this.retryTimer) return;
+    const delay = BACKOFF_MS[Math.min(this.state.attempts, BACKOFF_MS.length) - 1] ?? BACKOFF_MS[0];
+    this.retryTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  /** @param {string} message */
+  failAll(message) {
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      this.pending.delete(id);
+      p.reject(new HostUnavailableError(message));
+    }
+  }
+
+  /** @param {any} msg a frame from the host */
+  receive(msg) {
+    if (!msg || typeof msg !== 'object') return;
+    if (msg.type === 'reply') {
+      const p = this.pending.get(msg.id);
+      if (!p) {
+        if (!msg.ok) console.warn('forager: host error without a pending request:', msg.error);
+        return;
+      }
+      this.pending.delete(msg.id);
+      clearTimeout(p.timer);
+      if (msg.ok) p.resolve(msg.result);
+      else p.reject(new Error(`host: ${msg.error ?? 'unknown error'} (${p.type})`));
+      return;
+    }
+    for (const fn of this.eventListeners) {
+      try { fn(/** @type {HostEvent} */ (msg)); } catch (e) { console.warn('forager: event listener:', e); }
+    }
+  }
+
+  /** @param {Partial<ConnectionState>} change */
+  setState(change) {
+    this.state = { ...this.state, ...change };
+    for (const fn of this.stateListeners) {
+      try { fn(this.state); } catch (e) { console.warn('forager: state listener:', e); }
+    }
+  }
+}
+
+/**
+ * @param {unknown} e
+ * @returns {string}
+ */
+export function errorText(e) {
+  return e instanceof Error ? e.message : String(e);
+}

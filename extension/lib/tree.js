@@ -1,0 +1,92 @@
+// @ts-check
+/**
+ * The taxonomy as a collapsible tree: one `<li data-topic-id data-path>` per topic with a
+ * toggle, a "good" checkbox, the name and the example counts (`.count[data-examples]`).
+ *
+ * @module tree
+ */
+
+import { el } from './ui.js';
+
+/**
+ * @typedef {import('./protocol.js').TopicInfo} TopicInfo
+ * @typedef {{onSelect(t: TopicInfo): void, onGood(t: TopicInfo, good: boolean): void}} TreeHandlers
+ */
+
+const COLLAPSED_KEY = 'forager.collapsed';
+
+export class TopicTree {
+  /**
+   * @param {HTMLElement} root the `<ul>` to fill
+   * @param {TreeHandlers} handlers
+   */
+  constructor(root, handlers) {
+    this.root = root;
+    this.handlers = handlers;
+    /** @type {Set<string>} collapsed paths, remembered across popup openings */
+    this.collapsed = new Set(JSON.parse(localStorage.getItem(COLLAPSED_KEY) ?? '[]'));
+    /** @type {number} */
+    this.selected = 0;
+    /** @type {TopicInfo[]} */
+    this.topics = [];
+  }
+
+  /** @param {TopicInfo[]} topics */
+  render(topics) {
+    this.topics = topics;
+    if (!topics.some((t) => t.id === this.selected)) this.selected = 0;
+    /** @type {Map<number, TopicInfo[]>} */
+    const children = new Map();
+    for (const t of topics) {
+      if (t.id === t.parent) continue;
+      const list = children.get(t.parent) ?? [];
+      list.push(t);
+      children.set(t.parent, list);
+    }
+    for (const list of children.values()) list.sort((a, b) => a.name.localeCompare(b.name));
+    const rootTopic = topics.find((t) => t.id === t.parent);
+    this.root.replaceChildren();
+    if (rootTopic) this.root.append(this.item(rootTopic, children, true));
+  }
+
+  /**
+   * @param {TopicInfo} t
+   * @param {Map<number, TopicInfo[]>} children
+   * @param {boolean} isRoot
+   * @returns {HTMLLIElement}
+   */
+  item(t, children, isRoot) {
+    const kids = children.get(t.id) ?? [];
+    const collapsed = this.collapsed.has(t.path);
+    const toggle = el('button', { class: 'toggle', title: collapsed ? 'expand' : 'collapse',
+      disabled: kids.length === 0, 'aria-expanded': String(!collapsed) }, kids.length ? (collapsed ? '▸' : '▾') : '·');
+    toggle.addEventListener('click', () => {
+      if (this.collapsed.has(t.path)) this.collapsed.delete(t.path); else this.collapsed.add(t.path);
+      localStorage.setItem(COLLAPSED_KEY, JSON.stringify([...this.collapsed]));
+      this.render(this.topics);
+    });
+    const good = el('input', { type: 'checkbox', class: 'good', checked: t.good, disabled: isRoot,
+      title: 'good: the crawler looks for pages of this topic' });
+    good.addEventListener('change', () => this.handlers.onGood(t, good.checked));
+    const name = el('span', { class: 'name', title: t.path }, isRoot ? 'All topics' : t.name);
+    const count = el('span', { class: 'count', 'data-examples': t.examples, 'data-subtree': t.subtree_examples,
+      title: `${t.examples} examples here, ${t.subtree_examples} in the subtree` },
+    kids.length ? `${t.examples} / ${t.subtree_examples}` : `${t.examples}`);
+    const row = el('div', { class: 'row' }, toggle, good, name, count);
+    row.addEventListener('click', (e) => {
+      if (e.target === toggle || e.target === good) return;
+      this.selected = t.id;
+      this.handlers.onSelect(t);
+      this.render(this.topics);
+    });
+    const li = el('li', { class: `topic${t.id === this.selected ? ' selected' : ''}${t.good ? ' is-good' : ''}`,
+      'data-topic-id': t.id, 'data-path': t.path }, row);
+    if (kids.length && !collapsed) li.append(el('ul', {}, ...kids.map((k) => this.item(k, children, false))));
+    return li;
+  }
+
+  /** @returns {TopicInfo | undefined} */
+  selectedTopic() {
+    return this.topics.find((t) => t.id === this.selected);
+  }
+}

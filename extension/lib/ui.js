@@ -1,0 +1,99 @@
+// @ts-check
+/**
+ * Small DOM helpers shared by the popup and the side panel.
+ *
+ * @module ui
+ */
+
+/**
+ * @typedef {import('./protocol.js').Status} Status
+ * @typedef {import('./protocol.js').ConnectionState} ConnectionState
+ */
+
+/**
+ * Creates an element with attributes (`class`, `data-*`, properties such as `checked`) and
+ * children (strings become text).
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, any>} [attrs]
+ * @param {(Node | string | null | undefined)[]} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = String(v);
+    else if (k.startsWith('data-') || k === 'title' || k === 'role' || k.startsWith('aria-')) e.setAttribute(k, String(v));
+    else /** @type {any} */ (e)[k] = v;
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+/**
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function $(id) {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`#${id} missing`);
+  return e;
+}
+
+/**
+ * Shows the host's connection in `#host-status` (text, `data-connected`, tooltip).
+ * @param {ConnectionState} host
+ */
+export function showHost(host) {
+  const e = $('host-status');
+  // When the connection was lost (data-last-disconnect: ms since the epoch; tests read it).
+  if (!host.connected && e.dataset.connected === 'true') e.dataset.lastDisconnect = String(Date.now());
+  e.dataset.connected = String(host.connected);
+  e.textContent = host.connected ? 'host connected' : host.connecting ? 'connecting to host…' : 'host not connected';
+  e.title = host.connected ? `${host.host ?? ''}` : (host.error ?? '');
+}
+
+/**
+ * "running · fetched 12 · frontier 300 · 2.5 pages/s" (or "no crawl yet").
+ * @param {Status | null} s
+ */
+export function statusText(s) {
+  if (!s) return 'no crawl status';
+  return `${s.state} · fetched ${s.fetched} · frontier ${s.frontier} · ${fixed(s.pages_per_sec, 1)} pages/s` +
+    (s.errors ? ` · ${s.errors} errors` : '');
+}
+
+/**
+ * @param {number | null | undefined} x
+ * @param {number} digits
+ */
+export function fixed(x, digits) {
+  return typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '–';
+}
+
+/**
+ * Shows an error or notice in `#notice` (hidden when empty).
+ * @param {string | null} text
+ */
+export function showNotice(text) {
+  const e = $('notice');
+  e.textContent = text ?? '';
+  e.hidden = !text;
+}
+
+/**
+ * Runs an async UI action with its button disabled, showing a failure in `#notice`.
+ * @param {HTMLButtonElement | HTMLInputElement | null} button
+ * @param {() => Promise<unknown>} fn
+ */
+export async function act(button, fn) {
+  if (button) button.disabled = true;
+  try {
+    await fn();
+  } catch (e) {
+    showNotice(e instanceof Error ? e.message : String(e));
+  } finally {
+    if (button) button.disabled = false;
+  }
+}

@@ -1,0 +1,194 @@
+// @ts-check
+/**
+ * The toolbar popup: the taxonomy tree with its edits, bookmark import, crawl controls and a
+ * one-line status. All work is done by the service worker (lib/messages.js).
+ */
+
+import { collectBookmarkFolders } from './lib/bookmarks.js';
+import { onBroadcast, send } from './lib/messages.js';
+import { TopicTree } from './lib/tree.js';
+import { $, act, el, showHost, showNotice, statusText } from './lib/ui.js';
+
+/**
+ * @typedef {import('./lib/messages.js').State} State
+ * @typedef {import('./lib/protocol.js').TopicInfo} TopicInfo
+ * @typedef {import('./lib/protocol.js').Status} Status
+ */
+
+/** @type {Status | null} */
+let crawlStatus = null;
+let hostConnected = false;
+
+const tree = new TopicTree($('tree'), {
+  onSelect: () => showSelection(),
+  onGood: (t, good) => act(null, async () => {
+    const r = await send({ type: 'set_good', topic: t.id, good });
+    showTopics(r.topics);
+  }),
+});
+
+/** @param {string} id */
+const input = (id) => /** @type {HTMLInputElement} */ ($(id));
+/** @param {string} id */
+const button = (id) => /** @type {HTMLButtonElement} */ ($(id));
+
+/** @param {TopicInfo[]} topics */
+function showTopics(topics) {
+  tree.render(topics);
+  const move = /** @type {HTMLSelectElement} */ ($('move-target'));
+  const keep = move.value;
+  move.replaceChildren(...topics.map((t) => el('option', { value: String(t.id) }, t.path)));
+  if (keep) move.value = keep;
+  showSelection();
+}
+
+function showSelection() {
+  const t = tree.selectedTopic();
+  $('selected-path').textContent = t?.path ?? '/';
+  const isRoot = !t || t.id === t.parent;
+  for (const id of ['rename-topic', 'move-topic', 'delete-topic', 'add-page']) button(id).disabled = isRoot;
+}
+
+function showStatus() {
+  $('status-line').textContent = hostConnected ? statusText(crawlStatus) : 'crawling needs the host (see README)';
+  const running = crawlStatus?.state === 'running' || crawlStatus?.state === 'stopping';
+  button('start-crawl').disabled = !hostConnected;
+  button('stop-crawl').disabled = !hostConnected || !running;
+}
+
+/** @param {State} s */
+function showState(s) {
+  showHost(s.host);
+  hostConnected = s.host.connected;
+  crawlStatus = s.crawl;
+  $('model-source').textContent = modelLabel(s.model.source, s.model.offlineEdits);
+  showTopics(s.model.topics);
+  showStatus();
+  showNotice(s.notice);
+  button('grant-access').hidden = s.hostAccess;
+  const o = s.crawlOptions;
+  if (o.pages) input('budget').value = String(o.pages);
+  if (o.proxy) input('proxy').value = o.proxy;
+  if (o.delay !== undefined) input('delay').value = String(o.delay);
+  if (o.apprentice !== undefined) input('apprentice').checked = o.apprentice;
+}
+
+/**
+ * @param {string} source
+ * @param {number} offlineEdits
+ */
+function modelLabel(source, offlineEdits) {
+  const from = { host: "host's model", cache: 'browser copy', starter: 'starter model', empty: 'empty model' };
+  return `(${/** @type {any} */ (from)[source] ?? source}${offlineEdits ? `, ${offlineEdits} edits wait for the host` : ''})`;
+}
+
+/** @returns {TopicInfo} */
+function selected() {
+  const t = tree.selectedTopic();
+  if (!t) throw new Error('select a topic first');
+  return t;
+}
+
+function topicName() {
+  const name = input('topic-name').value.trim();
+  if (!name) throw new Error('type a topic name first');
+  if (name.includes('/')) throw new Error('a topic name cannot contain "/"');
+  return name;
+}
+
+/** @param {{topics: TopicInfo[]}} r */
+function edited(r) {
+  showNotice(null);
+  showTopics(r.topics);
+}
+
+button('add-topic').addEventListener('click', () => act(button('add-topic'), async () => {
+  const r = await send({ type: 'add_topic', parent: tree.selectedTopic()?.id ?? 0, name: topicName() });
+  input('topic-name').value = '';
+  edited(r);
+}));
+button('rename-topic').addEventListener('click', () => act(button('rename-topic'), async () => {
+  edited(await send({ type: 'rename_topic', topic: selected().id, name: topicName() }));
+  input('topic-name').value = '';
+}));
+button('move-topic').addEventListener('click', () => act(button('move-topic'), async () => {
+  const parent = Number(/** @type {HTMLSelectElement} */ ($('move-target')).value);
+  edited(await send({ type: 'move_topic', topic: selected().id, parent }));
+}));
+button('delete-topic').addEventListener('click', () => act(button('delete-topic'), async () => {
+  const t = selected();
+  if (!confirm(`Delete ${t.path} with its subtree and ${t.subtree_examples} examples?`)) return;
+  edited(await send({ type: 'delete_topic', topic: t.id }));
+}));
+button('add-page').addEventListener('click', () => act(button('add-page'), async () => {
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  edited(await send({ type: 'add_tab_example', topic: selected().id, tabId: tab?.id }));
+}));
+button('import-bookmarks').addEventListener('click', () => act(button('import-bookmarks'), async () => {
+  const status = $('import-status');
+  const folders = await collectBookmarkFolders({
+    onProgress: (done, total) => { status.textContent = `reading bookmarks ${done}/${total}…`; },
+  });
+  if (!folders.length) { status.textContent = 'no bookmark folders with http(s) bookmarks'; return; }
+  const fetched = folders.reduce((n, f) => n + f.pages.filter((p) => p.fetched).length, 0);
+  status.textContent = 'adding examples…';
+  const r = await send({ type: 'import_folders', folders });
+  status.textContent = `${r.topics} new topics, ${r.examples} examples (${fetched} pages read, the rest by title)` +
+    (r.errors.length ? `; ${r.errors.length} failed` : '');
+  const s = /** @type {State} */ (await send({ type: 'get_state' }));
+  showTopics(s.model.topics);
+}));
+
+button('start-crawl').addEventListener('click', () => act(button('start-crawl'), async () => {
+  const seeds = /** @type {HTMLTextAreaElement} */ ($('seeds')).value.split(/\s+/).filter((u) => /^https?:\/\//i.test(u));
+  /** @type {import('./lib/protocol.js').CrawlOptions} */
+  const options = { seeds, apprentice: input('apprentice').checked };
+  if (input('budget').value) options.pages = Number(input('budget').value);
+  if (input('proxy').value.trim()) options.proxy = input('proxy').value.trim();
+  if (input('delay').value !== '') options.delay = Number(input('delay').value);
+  const r = await send({ type: 'start_crawl', ...options });
+  crawlStatus = r.status;
+  showNotice(null);
+  showStatus();
+}));
+button('stop-crawl').addEventListener('click', () => act(button('stop-crawl'), async () => {
+  crawlStatus = (await send({ type: 'stop_crawl' })).status;
+  showStatus();
+}));
+
+button('grant-access').addEventListener('click', () => act(button('grant-access'), async () => {
+  const granted = await chrome.permissions.request({ origins: ['<all_urls>'] });
+  button('grant-access').hidden = granted;
+}));
+button('open-panel').addEventListener('click', () => act(button('open-panel'), async () => {
+  const win = await chrome.windows.getCurrent();
+  if (win.id !== undefined) await chrome.sidePanel.open({ windowId: win.id });
+}));
+
+onBroadcast((b) => {
+  switch (b.type) {
+    case 'host_state':
+      showHost(b.host);
+      hostConnected = b.host.connected;
+      if (b.crawl) crawlStatus = b.crawl;
+      showStatus();
+      break;
+    case 'host_event':
+      if (b.event.type === 'progress' || b.event.type === 'crawl_stopped') {
+        crawlStatus = b.event.status;
+        showStatus();
+      }
+      break;
+    case 'topics_changed':
+      showTopics(b.topics);
+      $('model-source').textContent = modelLabel(b.source, b.offlineEdits);
+      break;
+    case 'notice': showNotice(b.notice); break;
+    default: break;
+  }
+});
+
+act(null, async () => {
+  showState(await send({ type: 'get_state' }));
+  document.body.dataset.ready = 'true';
+});

@@ -1,0 +1,171 @@
+// @ts-check
+/**
+ * The side panel: the last classified page (path, relevance, add it as an example, mark its
+ * topic good), the crawl's counters and live relevance plot, top hubs and authorities, alarms.
+ */
+
+import { onBroadcast, send } from './lib/messages.js';
+import { RelevancePlot } from './lib/plot.js';
+import { $, act, el, fixed, showHost, showNotice } from './lib/ui.js';
+
+/**
+ * @typedef {import('./lib/messages.js').State} State
+ * @typedef {import('./lib/messages.js').Classification} Classification
+ * @typedef {import('./lib/protocol.js').TopicInfo} TopicInfo
+ * @typedef {import('./lib/protocol.js').Status} Status
+ * @typedef {import('./lib/protocol.js').Hub} Hub
+ */
+
+/** @type {TopicInfo[]} */
+let topics = [];
+/** @type {Classification | null} */
+let classification = null;
+
+/** @param {string} url */
+const openTab = (url) => { chrome.tabs.create({ url }); };
+const plot = new RelevancePlot(/** @type {HTMLCanvasElement} */ ($('plot')), (p) => openTab(p.url));
+const topicSelect = /** @type {HTMLSelectElement} */ ($('example-topic'));
+/** @param {string} id */
+const button = (id) => /** @type {HTMLButtonElement} */ ($(id));
+
+/** @param {Classification | null} c */
+function showClassification(c) {
+  classification = c;
+  $('no-classification').hidden = Boolean(c);
+  $('classified').hidden = !c;
+  if (!c) return;
+  const title = $('page-title');
+  title.textContent = c.title || c.url;
+  title.title = c.url;
+  $('best-path').replaceChildren(...c.path.map((s) => el('li', { 'data-topic': s.topic, 'data-p': s.p },
+    el('span', { class: 'topic' }, s.topic),
+    el('span', { class: 'bar' }, el('span', { style: `width:${(100 * s.p).toFixed(1)}%` })),
+    el('span', { class: 'p' }, s.p.toFixed(3)))));
+  const rel = $('relevance');
+  rel.textContent = fixed(c.relevance, 3);
+  rel.dataset.relevance = String(c.relevance);
+  const size = c.textBytes < 10240 ? `${c.textBytes} bytes` : `${(c.textBytes / 1024).toFixed(0)} KB`;
+  $('classify-info').textContent = `${size} of text classified in ${c.ms.toFixed(1)} ms`;
+  $('best-leaf').textContent = c.best_leaf;
+  showTopicChoices();
+}
+
+function showTopicChoices() {
+  const keep = topicSelect.value;
+  topicSelect.replaceChildren(...topics.filter((t) => t.id !== t.parent)
+    .map((t) => el('option', { value: String(t.id) }, t.path)));
+  const best = classification ? topics.find((t) => t.path === classification?.best_leaf) : undefined;
+  if (keep && topics.some((t) => String(t.id) === keep)) topicSelect.value = keep;
+  else if (best) topicSelect.value = String(best.id);
+  $('example-topic-name').textContent = topicSelect.selectedOptions[0]?.textContent ?? '';
+  const leaf = topics.find((t) => t.path === classification?.best_leaf);
+  button('mark-good').disabled = !leaf || leaf.good;
+  button('mark-good').title = leaf?.good ? 'already good' : '';
+}
+
+/** @param {Status | null} s */
+function showStatus(s) {
+  const state = $('crawl-state');
+  state.textContent = s?.state ?? '–';
+  state.dataset.state = s?.state ?? '';
+  /** @type {[string, number | undefined, number][]} */
+  const counters = [['fetched', s?.fetched, 0], ['frontier', s?.frontier, 0], ['rate', s?.pages_per_sec, 1],
+    ['errors', s?.errors, 0]];
+  for (const [id, v, digits] of counters) {
+    const e = $(id);
+    e.textContent = fixed(v, digits);
+    e.dataset.value = String(v ?? 0);
+  }
+  const alarms = Array.isArray(s?.alarms) ? s.alarms : [];
+  $('alarms').replaceChildren(...alarms.map((a) => typeof a === 'string'
+    ? el('li', {}, a)
+    : el('li', { 'data-kind': a.kind }, el('b', {}, `${a.kind}: `), a.detail)));
+}
+
+/**
+ * @param {string} id
+ * @param {Hub[]} list
+ */
+function showLinks(id, list) {
+  $(id).replaceChildren(...list.map((h) => {
+    const link = el('a', { href: h.url, title: h.url }, shortUrl(h.url));
+    link.addEventListener('click', (e) => { e.preventDefault(); openTab(h.url); });
+    const more = el('button', { class: 'crawl-more small-button', title: 'crawl more from here: restart the crawl seeded with this page' }, 'crawl more');
+    more.addEventListener('click', () => act(more, async () => {
+      await send({ type: 'start_crawl', seeds: [h.url] });
+      showNotice(null);
+    }));
+    return el('li', { 'data-url': h.url }, link, el('span', { class: 'score' }, h.score.toFixed(3)), more);
+  }));
+}
+
+/** @param {string} url */
+function shortUrl(url) {
+  try {
+    const u = new URL(url);
+    return u.host + (u.pathname === '/' ? '' : u.pathname);
+  } catch {
+    return url;
+  }
+}
+
+/** @param {State} s */
+function showState(s) {
+  showHost(s.host);
+  topics = s.model.topics;
+  showClassification(s.classification);
+  showStatus(s.crawl);
+  $('last-stop').textContent = s.lastStop ? `last crawl stopped: ${s.lastStop}` : '';
+  plot.setPages(s.pages);
+  showLinks('hubs', s.hubs);
+  showLinks('authorities', s.authorities);
+  showNotice(s.notice);
+}
+
+topicSelect.addEventListener('change', () => showTopicChoices());
+button('add-example').addEventListener('click', () => act(button('add-example'), async () => {
+  const r = await send({ type: 'add_classified_example', topic: Number(topicSelect.value) });
+  topics = r.topics;
+  showTopicChoices();
+  showNotice(r.offline ? 'added to the browser copy; the host gets it when it connects' : null);
+}));
+button('mark-good').addEventListener('click', () => act(button('mark-good'), async () => {
+  const leaf = topics.find((t) => t.path === classification?.best_leaf);
+  if (!leaf) throw new Error('no such topic');
+  const r = await send({ type: 'set_good', topic: leaf.id, good: true });
+  topics = r.topics;
+  showTopicChoices();
+}));
+button('classify-current').addEventListener('click', () => act(button('classify-current'), async () => {
+  showClassification(await send({ type: 'classify_tab' }));
+}));
+
+onBroadcast((b) => {
+  switch (b.type) {
+    case 'host_state': showHost(b.host); if (b.crawl) showStatus(b.crawl); break;
+    case 'classified': showClassification(b.classification); break;
+    case 'topics_changed': topics = b.topics; showTopicChoices(); break;
+    case 'notice': showNotice(b.notice); break;
+    case 'host_event': {
+      const e = b.event;
+      if (e.type === 'progress') showStatus(e.status);
+      else if (e.type === 'pages') plot.addPages(e.pages);
+      else if (e.type === 'hubs') { showLinks('hubs', e.hubs); showLinks('authorities', e.authorities); }
+      else if (e.type === 'crawl_stopped') {
+        showStatus(e.status);
+        $('last-stop').textContent = `last crawl stopped: ${e.reason}`;
+      }
+      break;
+    }
+    default: break;
+  }
+});
+
+/** Re-reads everything (on load and after the host reconnects, when the plot must be redrawn). */
+async function refresh() {
+  showState(await send({ type: 'get_state' }));
+  document.body.dataset.ready = 'true';
+}
+
+onBroadcast((b) => { if (b.type === 'host_state' && b.host.connected) refresh().catch(() => {}); });
+act(null, refresh);

@@ -1,0 +1,722 @@
+// @ts-check
+// The Forager extension end to end in headless Chromium, with the real native host.
+//
+// Set-up: trains a FOLDOC model into a fresh FORAGER_HOME (so classification is meaningful),
+// installs the host manifest into a fresh Chromium profile (`forager install --user-data-dir`),
+// serves FOLDOC through `forager serve-web` (Chromium uses it as its proxy, so
+// http://<site>.test/ pages open in tabs) and loads extension/ unpacked.
+//
+// Scenarios: (a) hello, (b) classify a tab = native CLI, shown in the side panel, (c) add it as
+// an example → popup count + 1, (d) mark a topic good from the popup → host says good, (e) crawl
+// from the popup with live counters, plot and hubs, then stop, (f) SIGKILL the host mid-crawl →
+// pages report it, the extension reconnects, (f2) "crawl more from here", (h) screenshots,
+// (k) alarms, (l) bookmark import, (i) WASM latency in the worker, (j) a second profile without the host: local classification
+// and edits, replayed when the host is installed, (g) host robustness against bad frames,
+// without a browser.
+//
+// Page access: the test grants activeTab the way a user does, by "clicking" the toolbar button
+// (CDP Extensions.triggerAction on the tab); the optional <all_urls> permission stays ungranted.
+//
+// Environment: FORAGER_BIN, CHROMIUM_PATH as in wasm-parity.test.js.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
+import { NativeProcess, encodeFrame, lengthPrefixed } from './helpers/native-host.js';
+import { hostPids } from './helpers/procs.js';
+
+const run = promisify(execFile);
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '..', '..');
+const TARGET = path.join(REPO, 'target');
+const EXTENSION = path.join(REPO, 'extension');
+const OUT = path.join(HERE, 'out');
+const TARBALL = path.resolve(REPO, '..', 'shared', 'miniweb', 'foldoc.tar.gz');
+const FORAGER = process.env.FORAGER_BIN || path.join(TARGET, 'release', 'forager');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+const TOPIC = '/Computing/Networking';
+const BENCH_BYTES = 100 * 1024;
+
+/**
+ * @typedef {import('playwright-core').Page} Page
+ * @typedef {import('playwright-core').Worker} Worker
+ * @typedef {import('playwright-core').BrowserContext} BrowserContext
+ */
+
+const S = {
+  tmp: '',
+  profile: '',
+  home: '',
+  web: '',
+  extId: '',
+  /** @type {import('node:child_process').ChildProcess | null} */
+  server: null,
+  proxy: '',
+  /** @type {BrowserContext | null} */
+  ctx: null,
+  /** @type {Worker | null} */
+  worker: null,
+  /** @type {{url: string, file: string, native: any} | null} */
+  page: null,
+  /** @type {Page | null} */
+  tab: null,
+  /** @type {Page | null} */
+  panel: null,
+  /** @type {Page | null} */
+  popup: null,
+  /** @type {string[]} */
+  pageErrors: [],
+};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/**
+ * Runs the native CLI, failing with its stderr.
+ * @param {string[]} args
+ */
+async function forager(args) {
+  try {
+    return await run(FORAGER, args, { maxBuffer: 1 << 26, env: { ...process.env, FORAGER_HOME: S.home } });
+  } catch (e) {
+    const err = /** @type {any} */ (e);
+    throw new Error(`forager ${args.slice(0, 3).join(' ')} failed (${err.code}):\n${err.stderr || err.message}`);
+  }
+}
+
+/** The extension id Chrome derives from the manifest's key (sha256 of the DER key, a-p). */
+async function expectedId() {
+  const manifest = JSON.parse(await readFile(path.join(EXTENSION, 'manifest.json'), 'utf8'));
+  const hex = createHash('sha256').update(Buffer.from(manifest.key, 'base64')).digest('hex').slice(0, 32);
+  return [...hex].map((c) => String.fromCharCode(97 + parseInt(c, 16))).join('');
+}
+
+/**
+ * Polls `fn` until it returns a truthy value; fails with `what` and the last value after `ms`.
+ * @template T
+ * @param {string} what
+ * @param {() => Promise<T>} fn
+ * @param {number} ms
+ * @returns {Promise<T>}
+ */
+async function waitFor(what, fn, ms) {
+  const deadline = Date.now() + ms;
+  /** @type {any} */
+  let last;
+  for (;;) {
+    try { last = await fn(); } catch (e) { last = e; }
+    if (last && !(last instanceof Error)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Runs code in the service worker.
+ * @template R, A
+ * @param {(arg: A) => R | Promise<R>} fn
+ * @param {A} [arg]
+ * @param {Worker | null} [worker]
+ * @returns {Promise<R>}
+ */
+async function inWorker(fn, arg, worker = S.worker) {
+  assert.ok(worker, 'the service worker is not up (set-up failed)');
+  return /** @type {R} */ (await worker.evaluate(/** @type {any} */ (fn), arg));
+}
+
+/**
+ * The id of the tab showing `url`, seen from the worker (tabs' URLs are visible with activeTab).
+ * @param {string} url
+ * @param {Worker | null} [worker]
+ * @returns {Promise<number>}
+ */
+async function tabIdOf(url, worker = S.worker) {
+  return /** @type {number} */ (await waitFor('the tab id', () => inWorker(async (u) =>
+    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, url, worker), 10_000));
+}
+
+/**
+ * Opens an extension page as a tab and waits until it showed its first state.
+ * @param {string} file e.g. popup.html
+ * @param {{width: number, height: number}} viewport
+ * @param {BrowserContext | null} [ctx]
+ */
+async function openExtensionPage(file, viewport, ctx = S.ctx) {
+  assert.ok(ctx);
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => S.pageErrors.push(`${file}: ${e}`));
+  await page.setViewportSize(viewport);
+  await page.goto(`chrome-extension://${S.extId}/${file}`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+  return page;
+}
+
+/**
+ * The user's toolbar click on a tab, which grants activeTab: CDP Extensions.triggerAction on
+ * the tab target.
+ * @param {Page} page
+ * @param {BrowserContext | null} [ctx]
+ */
+async function clickToolbarButton(page, ctx = S.ctx) {
+  const browser = ctx?.browser();
+  assert.ok(browser, 'no browser object for the persistent context');
+  const cdp = await browser.newBrowserCDPSession();
+  try {
+    const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{ type: 'tab' }] });
+    const tab = targetInfos.find((t) => t.url === page.url());
+    assert.ok(tab, `no tab target for ${page.url()}`);
+    await cdp.send('Extensions.triggerAction', { id: S.extId, targetId: tab.targetId });
+  } finally {
+    await cdp.detach().catch(() => {});
+  }
+}
+
+/**
+ * A numeric `data-*` attribute of an element in a page.
+ * @param {Page} page
+ * @param {string} selector
+ * @param {string} attr
+ */
+async function numAttr(page, selector, attr) {
+  return Number(await page.getAttribute(selector, attr, { timeout: 5000 }));
+}
+
+/**
+ * Chromium with the extension, FOLDOC through the proxy, the host's state in `home`.
+ * @param {string} profile user-data-dir
+ * @param {string} home FORAGER_HOME
+ * @returns {Promise<BrowserContext>}
+ */
+function launch(profile, home) {
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [`--disable-extensions-except=${EXTENSION}`, `--load-extension=${EXTENSION}`, '--no-sandbox',
+      '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', `--proxy-server=${S.proxy}`],
+    ignoreDefaultArgs: ['--disable-extensions'],
+    env: { ...process.env, HOME: profile, XDG_CONFIG_HOME: `${profile}/.config`,
+      XDG_CACHE_HOME: `${profile}/.cache`, FORAGER_HOME: home },
+  });
+}
+
+/**
+ * @param {BrowserContext} ctx
+ * @returns {Promise<Worker>} the extension's service worker
+ */
+async function extensionWorker(ctx) {
+  const isOurs = (/** @type {Worker} */ w) => w.url().startsWith(`chrome-extension://${S.extId}/`);
+  return ctx.serviceWorkers().find(isOurs) ??
+    await ctx.waitForEvent('serviceworker', { predicate: isOurs, timeout: 20_000 });
+}
+
+/** Starts `forager serve-web FOLDOC --port 0` and reads its port. */
+async function startProxy() {
+  const child = spawn(FORAGER, ['serve-web', S.web, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  S.server = child;
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve-web printed no port: ${out}`)), 15_000);
+    timer.unref();
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /^(\d+)\s*$/m.exec(out);
+      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+    });
+    child.on('exit', (code) => reject(new Error(`serve-web exited (${code}): ${out}`)));
+  });
+  S.proxy = `http://127.0.0.1:${port}`;
+}
+
+/** The networking page of scenario (b): labelled Networking, not an example, natively Networking. */
+async function pickPage() {
+  const candidates = (await labelledNonExamples(S.web, TOPIC)).slice(0, 40);
+  const { stdout } = await forager(['classify', '--model', path.join(S.home, 'model.fgm'), '--json',
+    ...candidates.map((c) => c.file)]);
+  const lines = stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  const i = lines.findIndex((l) => l.best_leaf === TOPIC);
+  assert.ok(i >= 0, `none of ${candidates.length} networking pages classifies as ${TOPIC} natively`);
+  return { ...candidates[i], native: lines[i] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set-up and tear-down
+
+before(async () => {
+  for (const f of ['pkg/forager_classifier.js', 'pkg/forager_classifier_bg.wasm', 'manifest.json']) {
+    assert.ok(existsSync(path.join(EXTENSION, f)), `extension/${f} is missing (scripts/build-wasm.sh builds pkg/)`);
+  }
+  assert.ok(existsSync(FORAGER), `the native CLI is missing (${FORAGER})`);
+  assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}`);
+  const help = (await run(FORAGER, ['--help'])).stdout;
+  assert.match(help, /^\s+native\b/m, 'forager has no "native" command');
+  assert.match(help, /^\s+install\b/m, 'forager has no "install" command');
+
+  S.web = await ensureFoldoc(TARGET, TARBALL);
+  S.tmp = await mkdtemp(path.join(os.tmpdir(), 'forager-ext-'));
+  S.profile = path.join(S.tmp, 'profile');
+  S.home = path.join(S.profile, 'forager');
+  await mkdir(S.home, { recursive: true });
+  S.extId = await expectedId();
+
+  // The host's model: FOLDOC's taxonomy instead of the starter one.
+  await forager(['train', '--web', S.web, '--out', path.join(S.home, 'model.fgm')]);
+  S.page = await pickPage();
+
+  const { stdout } = await forager(['install', '--browser', 'chromium', '--user-data-dir', S.profile]);
+  const hostManifest = path.join(S.profile, 'NativeMessagingHosts', 'org.forager.host.json');
+  assert.equal(stdout.trim(), hostManifest, 'install prints the manifest it wrote');
+  const hm = JSON.parse(await readFile(hostManifest, 'utf8'));
+  assert.deepEqual(hm.allowed_origins, [`chrome-extension://${S.extId}/`], 'host manifest allows our extension');
+  assert.equal(hm.type, 'stdio');
+
+  await startProxy();
+
+  S.ctx = await launch(S.profile, S.home);
+  S.worker = await extensionWorker(S.ctx);
+}, { timeout: 120_000 });
+
+after(async () => {
+  await S.ctx?.close().catch(() => {});
+  if (S.server && S.server.exitCode === null) S.server.kill('SIGTERM');
+  // Hosts the browser started get EOF when it closes; kill any straggler of ours by pid.
+  if (S.home) for (const pid of hostPids(S.home)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  if (S.tmp) await rm(S.tmp, { recursive: true, force: true }).catch(() => {});
+});
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+test('(a) the worker starts and hello succeeds with the installed host', async () => {
+  assert.ok(S.worker?.url().endsWith('/background.js'), `worker url ${S.worker?.url()}`);
+  const host = await waitFor('the host to connect', () => inWorker(() => {
+    const s = /** @type {any} */ (globalThis).forager.port.state;
+    return s.connected ? s : null;
+  }), 20_000);
+  assert.match(host.host, /^forager /, 'hello names the host');
+  const state = await waitFor('the host model in the worker', () => inWorker(async () => {
+    const s = await /** @type {any} */ (globalThis).forager.getState();
+    return s.model.source === 'host' ? s : new Error(`model source ${s.model.source}, notice ${s.notice}`);
+  }), 20_000);
+  assert.equal(state.host.connected, true);
+  assert.ok(state.model.topics.some((/** @type {any} */ t) => t.path === TOPIC), 'FOLDOC topics from the host');
+  assert.equal(state.crawl?.state, 'idle');
+  const readme = await readFile(path.join(EXTENSION, 'README.md'), 'utf8');
+  assert.ok(readme.includes(S.extId), 'extension/README.md states the extension id');
+});
+
+test('(b) classifying a tab gives the native best path; the side panel shows it with relevance', async () => {
+  assert.ok(S.ctx && S.page);
+  S.tab = await S.ctx.newPage();
+  await S.tab.goto(S.page.url, { waitUntil: 'load' });
+  await clickToolbarButton(S.tab);
+  const tabId = await tabIdOf(S.page.url);
+  const view = await inWorker((id) => /** @type {any} */ (globalThis).forager.classifyTab(id), tabId);
+  const native = S.page.native;
+  assert.equal(view.url, S.page.url);
+  assert.equal(view.best_leaf, native.best_leaf, 'best leaf: extension vs native CLI');
+  assert.deepEqual(view.path.map((/** @type {any} */ s) => s.topic), native.path.map((/** @type {any} */ s) => s.topic));
+
+  S.panel = await openExtensionPage('sidepanel.html', { width: 380, height: 900 });
+  const shown = await S.panel.$$eval('#best-path li', (lis) => lis.map((li) => ({
+    topic: /** @type {HTMLElement} */ (li).dataset.topic, p: Number(/** @type {HTMLElement} */ (li).dataset.p) })));
+  assert.deepEqual(shown.map((s) => s.topic), native.path.map((/** @type {any} */ s) => s.topic), 'side panel path');
+  shown.forEach((s, i) => assert.ok(Math.abs(s.p - native.path[i].p) < 1e-6,
+    `p(${s.topic}) shown ${s.p} vs native ${native.path[i].p}`));
+  const rel = await S.panel.getAttribute('#relevance', 'data-relevance');
+  assert.ok(rel !== null && rel !== '' && Number.isFinite(Number(rel)), `relevance shown: ${rel}`);
+  assert.ok(Math.abs(Number(rel) - native.relevance) < 1e-9, `relevance ${rel} vs native ${native.relevance}`);
+  assert.notEqual((await S.panel.textContent('#relevance'))?.trim(), '');
+  assert.equal((await S.panel.textContent('#best-leaf'))?.trim(), native.best_leaf);
+});
+
+test('(c) "Add as example" in the side panel adds one to the topic count in the popup', async () => {
+  assert.ok(S.panel);
+  S.popup = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  const count = `li[data-path="${TOPIC}"] > .row .count`;
+  const before = await numAttr(S.popup, count, 'data-examples');
+  assert.ok(Number.isFinite(before), 'the popup shows a count for the topic');
+  await S.panel.selectOption('#example-topic', { label: TOPIC });
+  assert.match(await S.panel.textContent('#add-example') ?? '', new RegExp(TOPIC));
+  await S.panel.click('#add-example');
+  await S.popup.waitForFunction(([sel, n]) =>
+    Number(document.querySelector(String(sel))?.getAttribute('data-examples')) === n, [count, before + 1], { timeout: 15_000 });
+  const hostTopics = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics);
+  assert.equal(hostTopics.find((/** @type {any} */ t) => t.path === TOPIC).examples, before + 1, 'the host has the example');
+  assert.equal(await S.panel.isVisible('#notice'), false, 'no error shown in the side panel');
+});
+
+test('(d) marking a topic good in the popup makes it good on the host', async () => {
+  assert.ok(S.popup && S.panel);
+  const box = `li[data-path="${TOPIC}"] > .row input.good`;
+  assert.equal(await S.popup.isChecked(box), false, 'FOLDOC model starts with no good topics');
+  await S.popup.click(box);
+  await waitFor('the host to report the topic good', () => inWorker(async (p) => {
+    const r = await /** @type {any} */ (globalThis).forager.hostRequest('topics');
+    return r.topics.find((/** @type {any} */ t) => t.path === p)?.good === true;
+  }, TOPIC), 10_000);
+  await S.popup.waitForFunction((sel) => /** @type {HTMLInputElement | null} */ (document.querySelector(sel))?.checked === true, box, { timeout: 10_000 });
+  // The side panel's page is re-classified with the new good topic: relevance becomes positive.
+  await S.panel.waitForFunction(() => Number(document.getElementById('relevance')?.dataset.relevance) > 0, null, { timeout: 10_000 });
+});
+
+test('(e) a crawl started from the popup shows rising counters, plot dots and hubs, then stops', async () => {
+  assert.ok(S.popup && S.panel);
+  const task = (await tasks(S.web)).find((t) => t.name === 'networking');
+  assert.ok(task, 'FOLDOC has a networking task');
+  await S.popup.fill('#seeds', task.seeds.join('\n'));
+  await S.popup.click('#advanced summary');
+  await S.popup.fill('#proxy', S.proxy);
+  await S.popup.fill('#delay', '0');
+  await S.popup.fill('#budget', '100000');
+  await S.popup.click('#start-crawl');
+  const panel = S.panel;
+  const fetched = () => numAttr(panel, '#fetched', 'data-value');
+  const first = /** @type {number} */ (await waitFor('fetched > 0 in the side panel', async () => (await fetched()) || null, 30_000));
+  await waitFor('the fetched counter to rise', async () => (await fetched()) > first, 15_000);
+  await waitFor('dots in the plot', async () => (await numAttr(panel, '#plot', 'data-points')) > 0, 15_000);
+  await waitFor('hubs in the side panel', async () => (await panel.locator('#hubs li').count()) > 0, 30_000);
+  assert.equal(await panel.getAttribute('#crawl-state', 'data-state'), 'running', 'still running before stop');
+  const hub = await panel.getAttribute('#hubs li:first-child', 'data-url');
+  assert.match(hub ?? '', /^http:\/\/[^/]+\.test\//, 'a hub is a FOLDOC URL');
+
+  await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
+  await S.popup.click('#stop-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  const state = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('status')).status.state);
+  assert.equal(state, 'idle');
+  assert.match(await S.popup.textContent('#status-line') ?? '', /^idle/);
+});
+
+test('(f) killing the host mid-crawl is reported, then the extension reconnects', async (t) => {
+  assert.ok(S.popup && S.panel);
+  const panel = S.panel;
+  const before = await numAttr(panel, '#fetched', 'data-value');
+  await S.popup.click('#start-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="running"]', { timeout: 15_000 });
+  await waitFor('the resumed crawl to fetch more', async () => (await numAttr(panel, '#fetched', 'data-value')) > before, 20_000);
+  const pids = hostPids(S.home);
+  assert.equal(pids.length, 1, `one host process for this profile (found ${pids.join(', ') || 'none'})`);
+  const killedAt = Date.now();
+  process.kill(pids[0], 'SIGKILL');
+
+  for (const page of [panel, S.popup]) {
+    await page.waitForFunction((t) => Number(document.getElementById('host-status')?.dataset.lastDisconnect) >= t,
+      killedAt, { timeout: 10_000 });
+  }
+  await panel.waitForSelector('#host-status[data-connected="true"]', { timeout: 30_000 });
+  await S.popup.waitForSelector('#host-status[data-connected="true"]', { timeout: 10_000 });
+  const again = hostPids(S.home);
+  assert.equal(again.length, 1, 'the browser started a new host');
+  assert.notEqual(again[0], pids[0]);
+  const status = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('status')).status);
+  assert.ok(['idle', 'running', 'stopping'].includes(status.state), `status after reconnect: ${JSON.stringify(status)}`);
+  const recent = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('recent_pages', { limit: 2000 })).pages);
+  assert.ok(recent.length > 0, 'the crawl database survived the kill (recent_pages)');
+  if (status.fetched < before) {
+    t.diagnostic(`host: status after the restart says fetched ${status.fetched}, the crawl database has >= ${before} pages`);
+  }
+  // The plot is redrawn from recent_pages after the reconnection.
+  await waitFor('dots in the plot after reconnecting', async () => (await numAttr(panel, '#plot', 'data-points')) > 0, 10_000);
+  if (status.state !== 'idle') {
+    await inWorker(() => /** @type {any} */ (globalThis).forager.handle({ type: 'stop_crawl' }));
+  }
+});
+
+test('(f2) "crawl more from here" on a hub starts a crawl with the remembered options', async () => {
+  assert.ok(S.popup && S.panel);
+  const panel = S.panel;
+  await panel.waitForSelector('#hubs li:first-child .crawl-more', { timeout: 10_000 });
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  await panel.click('#hubs li:first-child .crawl-more');
+  await panel.waitForSelector('#crawl-state[data-state="running"]', { timeout: 15_000 });
+  const options = /** @type {any} */ (await inWorker(async () => (await chrome.storage.local.get('crawlOptions')).crawlOptions));
+  assert.equal(options.proxy, S.proxy, 'the proxy typed in the popup was remembered');
+  assert.equal(options.delay, 0);
+  assert.equal(await panel.isVisible('#notice'), false, 'no error shown');
+  await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
+  await S.popup.click('#stop-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+});
+
+test('(h) screenshots of the popup and the side panel', async () => {
+  assert.ok(S.popup && S.panel);
+  await mkdir(OUT, { recursive: true });
+  await S.panel.waitForTimeout(300); // the plot redraws on a 100 ms timer
+  await S.popup.screenshot({ path: path.join(OUT, 'popup.png'), fullPage: true });
+  await S.panel.screenshot({ path: path.join(OUT, 'sidepanel.png'), fullPage: true });
+  for (const f of ['popup.png', 'sidepanel.png']) {
+    const png = await readFile(path.join(OUT, f));
+    assert.ok(png.length > 5000 && png.subarray(1, 4).toString() === 'PNG', `${f} is a PNG`);
+  }
+  assert.deepEqual(S.pageErrors, [], 'no uncaught errors in the extension pages');
+});
+
+test('(k) alarms in a Status are listed in the side panel and cleared when gone', async () => {
+  assert.ok(S.panel);
+  // A progress event as the port delivers it (the real crawl above raised no alarm to rely on).
+  const status = { state: 'idle', fetched: 1, frontier: 2, pages_per_sec: 0, errors: 0, recent_relevance: 0 };
+  const deliver = (/** @type {any[]} */ alarms) => inWorker((st) =>
+    /** @type {any} */ (globalThis).forager.port.receive({ type: 'progress', status: st }), { ...status, alarms });
+  await deliver([{ kind: 'diffusion', detail: 'relevance fell by half' }]);
+  await S.panel.waitForSelector('#alarms li[data-kind="diffusion"]', { timeout: 5000 });
+  assert.match(await S.panel.textContent('#alarms') ?? '', /diffusion: relevance fell by half/);
+  await deliver([]);
+  await S.panel.waitForFunction(() => document.querySelectorAll('#alarms li').length === 0, null, { timeout: 5000 });
+});
+
+test('(l) "Import bookmark folders" in the popup makes a topic with the bookmarks as examples', async () => {
+  assert.ok(S.popup && S.page);
+  const urls = (await labelledNonExamples(S.web, TOPIC)).slice(50, 53).map((p) => p.url);
+  await inWorker(async (urls) => {
+    const [bar] = (await chrome.bookmarks.getTree())[0].children ?? [];
+    const folder = await chrome.bookmarks.create({ parentId: bar.id, title: 'Imported' });
+    for (const [i, url] of urls.entries()) {
+      await chrome.bookmarks.create({ parentId: folder.id, title: `router switch packet network ${i}`, url });
+    }
+  }, urls);
+  await S.popup.click('#import-bookmarks');
+  await S.popup.waitForSelector('li[data-path="/Imported"]', { timeout: 20_000 });
+  assert.equal(await numAttr(S.popup, 'li[data-path="/Imported"] > .row .count', 'data-examples'), urls.length);
+  assert.match(await S.popup.textContent('#import-status') ?? '', /1 new topics, 3 examples \(0 pages read, the rest by title\)/);
+  const host = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics);
+  assert.equal(host.find((/** @type {any} */ t) => t.path === '/Imported')?.examples, urls.length, 'the host has them');
+});
+
+test('(i) WASM classification latency of a 100 KB page inside the extension', async (t) => {
+  /** @type {string[]} */
+  const parts = [];
+  let size = 0;
+  for (const p of await labelledNonExamples(S.web, TOPIC)) {
+    const html = await readFile(p.file, 'utf8');
+    const text = html.replace(/<(script|style|head)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]+>/g, ' ')
+      .replace(/&[a-z#0-9]+;/gi, ' ').replace(/\s+/g, ' ').trim();
+    parts.push(text);
+    size += Buffer.byteLength(text) + 1;
+    if (size >= BENCH_BYTES) break;
+  }
+  const text = parts.join('\n');
+  const r = await inWorker(({ text }) => /** @type {any} */ (globalThis).forager.benchClassify(text, { warmup: 5, runs: 30 }), { text });
+  assert.ok(r.bytes >= BENCH_BYTES && r.medianMs > 0);
+  const line = `extension (service worker) classify ${(r.bytes / 1024).toFixed(0)} KB: ${r.medianMs.toFixed(2)} ms median ` +
+    `(min ${r.minMs.toFixed(2)}, max ${r.maxMs.toFixed(2)}), ${r.mbPerSec.toFixed(1)} MB/s`;
+  t.diagnostic(line);
+  await mkdir(OUT, { recursive: true });
+  await writeFile(path.join(OUT, 'extension-bench.json'), JSON.stringify({ date: new Date().toISOString(), ...r }, null, 2) + '\n');
+});
+
+test('(j) without the host: clear "host not connected", local classification and edits, replayed once it is installed', async () => {
+  assert.ok(S.page);
+  const profile = path.join(S.tmp, 'profile-nohost');
+  const home = path.join(profile, 'forager');
+  await mkdir(home, { recursive: true });
+  const ctx = await launch(profile, home);
+  try {
+    const worker = await extensionWorker(ctx);
+    const failed = await waitFor('a failed connection attempt', () => inWorker(() => {
+      const s = /** @type {any} */ (globalThis).forager.port.state;
+      return !s.connected && s.error ? s : null;
+    }, undefined, worker), 15_000);
+    assert.match(failed.error, /not found/i, 'Chrome\'s reason is kept');
+    const refused = await inWorker(() => /** @type {any} */ (globalThis).forager.handle({ type: 'status' })
+      .then(() => 'no error', (/** @type {Error} */ e) => e.message), undefined, worker);
+    assert.match(refused, /host not connected/);
+
+    const popup = await openExtensionPage('popup.html', { width: 400, height: 760 }, ctx);
+    assert.equal(await popup.getAttribute('#host-status', 'data-connected'), 'false');
+    assert.match(await popup.textContent('#host-status') ?? '', /not connected|connecting/);
+    assert.equal(await popup.isDisabled('#start-crawl'), true, 'no crawling without the host');
+    assert.match(await popup.textContent('#model-source') ?? '', /starter/);
+
+    const tab = await ctx.newPage();
+    await tab.goto(S.page.url, { waitUntil: 'load' });
+    await clickToolbarButton(tab, ctx);
+    const tabId = await tabIdOf(S.page.url, worker);
+    const view = await inWorker((id) => /** @type {any} */ (globalThis).forager.classifyTab(id), tabId, worker);
+    assert.match(view.best_leaf, /^\/[A-Z]/, 'classified with the starter taxonomy');
+
+    await popup.fill('#topic-name', 'Offline');
+    await popup.click('#add-topic');
+    await popup.waitForSelector('li[data-path="/Offline"]', { timeout: 10_000 });
+    assert.match(await popup.textContent('#model-source') ?? '', /1 edits wait for the host/);
+
+    await forager(['install', '--browser', 'chromium', '--user-data-dir', profile]);
+    await inWorker(() => /** @type {any} */ (globalThis).forager.handle({ type: 'reconnect' }), undefined, worker);
+    await popup.waitForSelector('#host-status[data-connected="true"]', { timeout: 20_000 });
+    const hostTopics = await waitFor('the offline edit on the host', () => inWorker(async () => {
+      const r = await /** @type {any} */ (globalThis).forager.hostRequest('topics');
+      return r.topics.some((/** @type {any} */ t) => t.path === '/Offline') ? r.topics : null;
+    }, undefined, worker), 10_000);
+    assert.ok(hostTopics.length > 1);
+    await popup.waitForFunction(() => /host's model\)$/.test(document.getElementById('model-source')?.textContent ?? ''),
+      null, { timeout: 10_000 });
+    assert.ok(await popup.isVisible('li[data-path="/Offline"]'), 'the topic survives the switch to the host model');
+  } finally {
+    await ctx.close().catch(() => {});
+    for (const pid of hostPids(home)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// (g) The host alone, against bad frames: an error reply or a clean exit, never a hang or a
+// signal. Each case runs a fresh `forager native` with its own FORAGER_HOME.
+
+/** @returns {Promise<NativeProcess>} */
+async function host() {
+  const home = path.join(S.tmp || os.tmpdir(), 'robust-home');
+  await mkdir(home, { recursive: true });
+  return new NativeProcess(FORAGER, ['native', 'chrome-extension://x/'], { ...process.env, FORAGER_HOME: home });
+}
+
+/**
+ * Closes stdin and checks a clean exit within 10 s.
+ * @param {NativeProcess} h
+ * @param {string} what
+ */
+async function endsCleanly(h, what) {
+  h.end();
+  const r = await h.exited(10_000);
+  assert.equal(r.timedOut, false, `${what}: the host hung after EOF`);
+  assert.equal(r.signal, null, `${what}: the host died of signal ${r.signal} (stderr: ${h.stderr.slice(-500)})`);
+  return r;
+}
+
+/**
+ * Reads the next frame, expecting an error reply with the given id (or one of them: PROTOCOL.md
+ * allows echoing a non-numeric id or answering null).
+ * @param {NativeProcess} h
+ * @param {number | string | null | (number | string | null)[]} id
+ * @param {string} what
+ */
+async function errorReply(h, id, what) {
+  const f = await h.next(10_000);
+  assert.ok(f, `${what}: no reply (stderr: ${h.stderr.slice(-300)})`);
+  assert.equal(f.type, 'reply', `${what}: ${JSON.stringify(f)}`);
+  assert.equal(f.ok, false, `${what}: ${JSON.stringify(f)}`);
+  const ids = Array.isArray(id) ? id : [id];
+  assert.ok(ids.includes(f.id), `${what}: reply id ${JSON.stringify(f.id)}, expected ${JSON.stringify(id)}`);
+  assert.equal(typeof f.error, 'string');
+  return f;
+}
+
+/**
+ * @param {NativeProcess} h
+ * @param {number} id
+ */
+async function helloWorks(h, id) {
+  h.send({ type: 'hello', id, version: 1 });
+  const f = await h.next(10_000);
+  assert.ok(f && f.type === 'reply' && f.id === id && f.ok === true, `hello after bad input: ${JSON.stringify(f)}`);
+}
+
+test('(g) host: bad JSON, non-objects, unknown types, missing ids get error replies', async () => {
+  const h = await host();
+  try {
+    h.send({ type: 'status', id: 1 });
+    await errorReply(h, 1, 'a request before hello');
+    h.sendRaw(lengthPrefixed(Buffer.from('{"type": "hello", "id": 2,')));
+    await errorReply(h, null, 'invalid JSON');
+    h.sendRaw(lengthPrefixed(Buffer.from([0xff, 0xfe, 0x00, 0x80])));
+    await errorReply(h, null, 'invalid UTF-8');
+    for (const v of [[1, 2], 'hello', null, 42]) {
+      h.send(v);
+      await errorReply(h, null, `the JSON value ${JSON.stringify(v)}`);
+    }
+    await helloWorks(h, 3);
+    h.send({ type: 'frobnicate', id: 4 });
+    await errorReply(h, 4, 'an unknown type');
+    h.send({ type: 'status' });
+    await errorReply(h, null, 'a request without id');
+    h.send({ type: 'status', id: 'five' });
+    await errorReply(h, ['five', null], 'a non-numeric id');
+    h.send({ id: 6 });
+    await errorReply(h, 6, 'no type');
+    h.send({ type: 'set_good', id: 7, topic: 'x', good: 'yes' });
+    await errorReply(h, 7, 'wrong field types');
+    h.send({ type: 'start_crawl', id: 8, seeds: ['http://a.test/'], proxy: 'http://example.com:8080' });
+    await errorReply(h, 8, 'a non-loopback proxy');
+    h.send({ type: 'status', id: 9 });
+    const ok = await h.next(10_000);
+    assert.ok(ok?.ok === true && ok.id === 9, `status still works: ${JSON.stringify(ok)}`);
+    const r = await endsCleanly(h, 'EOF after bad input');
+    assert.equal(r.code, 0, 'EOF between frames is a normal exit');
+  } finally {
+    h.kill();
+  }
+});
+
+test('(g) host: an oversize frame (> 4 MB) is refused, never a hang or a crash', async (t) => {
+  const h = await host();
+  try {
+    await helloWorks(h, 1);
+    const big = encodeFrame({ type: 'add_example', id: 2, topic: 1, url: 'http://big.test/', text: 'a'.repeat(4 * 1024 * 1024 + 100) });
+    h.sendRaw(big);
+    const f = await h.next(15_000);
+    if (f) {
+      assert.equal(f.type, 'reply');
+      assert.equal(f.ok, false, `oversize frame: ${JSON.stringify(f).slice(0, 200)}`);
+      t.diagnostic(`oversize frame → error reply (id ${f.id}): ${f.error}`);
+    }
+    const r = await h.exited(1000, { kill: false });
+    if (r.timedOut) {
+      // Still running after refusing: the host must keep serving.
+      t.diagnostic('oversize frame: the host kept running');
+    } else {
+      assert.equal(r.signal, null, `oversize frame: killed by ${r.signal}`);
+      t.diagnostic(`oversize frame: the host exited with ${r.code}`);
+    }
+    assert.ok(f || !r.timedOut, 'oversize frame: neither a reply nor an exit');
+    if (r.timedOut) await helloWorks(h, 3);
+  } finally {
+    h.kill();
+  }
+});
+
+test('(g) host: length prefix 0xFFFFFFFF → error reply or clean exit', async (t) => {
+  const h = await host();
+  try {
+    await helloWorks(h, 1);
+    h.sendRaw(Buffer.from([0xff, 0xff, 0xff, 0xff]));
+    const f = await h.next(5_000);
+    if (f) { assert.equal(f.ok, false); t.diagnostic(`0xFFFFFFFF → reply ${JSON.stringify(f)}`); }
+    h.end();
+    const r = await h.exited(10_000);
+    assert.equal(r.timedOut, false, 'the host hung after an impossible length prefix');
+    assert.equal(r.signal, null, `the host died of signal ${r.signal}`);
+    t.diagnostic(`0xFFFFFFFF → exit code ${r.code}`);
+  } finally {
+    h.kill();
+  }
+});
+
+test('(g) host: a truncated frame then EOF → clean exit', async (t) => {
+  const h = await host();
+  try {
+    await helloWorks(h, 1);
+    const frame = encodeFrame({ type: 'status', id: 2 });
+    h.sendRaw(frame.subarray(0, frame.length - 5));
+    const r = await endsCleanly(h, 'truncated frame');
+    t.diagnostic(`truncated frame → exit code ${r.code}`);
+    const h2 = await host();
+    try {
+      h2.sendRaw(Buffer.from([0x10, 0x00])); // half a length prefix
+      const r2 = await endsCleanly(h2, 'half a length prefix');
+      t.diagnostic(`half a length prefix → exit code ${r2.code}`);
+    } finally {
+      h2.kill();
+    }
+  } finally {
+    h.kill();
+  }
+});
