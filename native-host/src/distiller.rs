@@ -8,6 +8,7 @@
 //! v's server that u points to share one vote from u. Pure and synchronous over an edge list:
 //! the database only feeds it.
 
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
 /// One link between fetched pages.
@@ -78,15 +79,15 @@ pub fn distill(edges: &[Edge], relevance: &HashMap<i64, f64>, p: &Params) -> Sco
         .filter(|e| e.src_site != e.dst_site && relevance.contains_key(&e.src) && is_auth(e.dst))
         .collect();
     // Server votes: pages of one server pointing to v; pages of one server that u points to.
-    let mut src_votes: HashMap<(i64, i64), u32> = HashMap::new(); // (src_site, dst) -> count
-    let mut dst_votes: HashMap<(i64, i64), u32> = HashMap::new(); // (src, dst_site) -> count
+    let mut src_votes: FxHashMap<(i64, i64), u32> = FxHashMap::default(); // (src_site, dst) -> count
+    let mut dst_votes: FxHashMap<(i64, i64), u32> = FxHashMap::default(); // (src, dst_site) -> count
     for e in &kept {
         *src_votes.entry((e.src_site, e.dst)).or_default() += 1;
         *dst_votes.entry((e.src, e.dst_site)).or_default() += 1;
     }
     // Dense indices.
-    let mut hub_ix: HashMap<i64, usize> = HashMap::new();
-    let mut auth_ix: HashMap<i64, usize> = HashMap::new();
+    let mut hub_ix: FxHashMap<i64, usize> = FxHashMap::default();
+    let mut auth_ix: FxHashMap<i64, usize> = FxHashMap::default();
     let mut hub_ids = Vec::new();
     let mut auth_ids = Vec::new();
     let mut w: Vec<(usize, usize, f64, f64)> = Vec::with_capacity(kept.len());
