@@ -97,10 +97,6 @@ fn walk(doc: &Html) -> (String, Vec<String>, Vec<RawLink<'_>>) {
         match node.value() {
             Node::Element(e) if HIDDEN.contains(&e.name()) => continue,
             Node::Element(e) => {
-                if !node.has_children() {
-                    leaves.push(String::new());
-                    continue;
-                }
                 if matches!(e.name(), "a" | "area") && e.attr("href").is_some() {
                     links.push(RawLink {
                         el: e,
@@ -108,6 +104,11 @@ fn walk(doc: &Html) -> (String, Vec<String>, Vec<RawLink<'_>>) {
                         end: leaves.len(),
                     });
                     stack.push(Visit::Exit(links.len() - 1));
+                }
+                if !node.has_children() {
+                    // A leaf without text (an <img>, a <br>, an empty anchor).
+                    leaves.push(String::new());
+                    continue;
                 }
             }
             Node::Text(t) => {
