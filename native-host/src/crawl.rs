@@ -140,6 +140,10 @@ pub struct CrawlConfig {
     pub deterministic: bool,
     /// How often the progress callback is called.
     pub progress_every: Duration,
+    /// Maintenance mode: the share of fetches spent revisiting fetched pages (0 = off).
+    pub revisit_share: f64,
+    /// A page is revisited no sooner than this after its last fetch.
+    pub revisit_after: Duration,
 }
 
 /// How the apprentice learns during a crawl.
@@ -183,6 +187,8 @@ impl Default for CrawlConfig {
             shark: SharkParams::default(),
             deterministic: false,
             progress_every: Duration::from_secs(1),
+            revisit_share: 0.0,
+            revisit_after: Duration::from_secs(3600),
         }
     }
 }
@@ -210,6 +216,10 @@ pub struct Progress {
     pub apprentice_retrains: u64,
     /// Distillations so far in this run.
     pub distillations: u64,
+    /// Revisits made in this run (maintenance mode).
+    pub revisits: u64,
+    /// Revisited pages whose content had changed.
+    pub changed: u64,
     /// Stagnation and diffusion alarms holding now (over this run's pages).
     pub alarms: Vec<crate::monitor::Alarm>,
 }
@@ -256,7 +266,15 @@ fn hex_hash(s: &str) -> String {
     format!("{:016x}", store::fnv64(s))
 }
 
+/// Fetches, parses and classifies one checked-out URL.
 async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
+    let revisit = w.revisit;
+    let mut o = fetch_work(sh, w).await;
+    o.revisit = revisit;
+    o
+}
+
+async fn fetch_work(sh: Arc<Shared>, w: Work) -> Outcome {
     let Ok(url) = url::Url::parse(&w.url) else {
         return failure(w.oid, store::status::EXCLUDED, "unsupported-url");
     };
@@ -440,6 +458,7 @@ async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
             redirects: resp.redirects.clone(),
             links,
             rejects,
+            revisit: false,
         }
     });
     job.await
@@ -556,8 +575,18 @@ pub async fn run(
             let room = (config.concurrency * ahead).saturating_sub(in_flight);
             let n = budget.min(room).min(64);
             if n > 0 && (in_flight < config.concurrency || !frontier_dry) {
-                let work = blocking(&mut store, move |s| s.checkout(n)).await?;
-                frontier_dry = work.is_empty();
+                // In maintenance mode a share of the batch revisits pages fetched before.
+                let k = ((n as f64) * config.revisit_share.clamp(0.0, 0.9)).round() as usize;
+                let age = config.revisit_after.as_secs_f64();
+                let mut work = if k > 0 {
+                    blocking(&mut store, move |s| s.checkout_revisits(k, age)).await?
+                } else {
+                    Vec::new()
+                };
+                let m = n - work.len();
+                let fresh = blocking(&mut store, move |s| s.checkout(m)).await?;
+                frontier_dry = fresh.is_empty() && work.is_empty();
+                work.extend(fresh);
                 for w in work {
                     in_flight += 1;
                     let (sh, tx, sem) = (sh.clone(), tx.clone(), sem.clone());
@@ -640,6 +669,8 @@ pub async fn run(
             }
             let rec = blocking(&mut store, move |s| s.record(&batch)).await?;
             progress.fetched += rec.fetched.len() as u64;
+            progress.revisits += rec.revisited as u64;
+            progress.changed += rec.changed as u64;
             if let Some(cfg) = &config.apprentice {
                 for (f, high) in &rec.instances {
                     learner.add(f, *high);

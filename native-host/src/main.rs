@@ -229,6 +229,9 @@ enum Cmd {
         /// Port on 127.0.0.1.
         #[arg(long, default_value_t = 0)]
         port: u16,
+        /// Sites of the generated web (when no WEB is given); 40 pages each.
+        #[arg(long, default_value_t = forager::synthweb::SynthConfig::default().sites)]
+        sites: usize,
     },
     /// Write the demo's generated web to a directory in the mini-web format.
     GenWeb {
@@ -549,10 +552,16 @@ fn main() -> Result<()> {
                 anyhow::Ok(())
             })?;
         }
-        Cmd::ServeWeb { web, port } => {
+        Cmd::ServeWeb { web, port, sites } => {
             let web = match web {
                 Some(dir) => MiniWeb::open(&dir)?,
-                None => forager::synthweb::SynthWeb::generate(&Default::default()).web,
+                None => {
+                    let cfg = forager::synthweb::SynthConfig {
+                        sites,
+                        ..Default::default()
+                    };
+                    forager::synthweb::SynthWeb::generate(&cfg).web
+                }
             };
             runtime()?.block_on(async {
                 let server =
@@ -676,6 +685,12 @@ struct CrawlArgs {
     /// Most pages fetched from one host (a trap guard).
     #[arg(long, default_value_t = 5_000)]
     max_pages_per_host: u64,
+    /// Maintenance mode: share of fetches spent revisiting fetched pages (best hubs first).
+    #[arg(long, default_value_t = 0.0)]
+    revisit_share: f64,
+    /// Seconds before a fetched page may be revisited.
+    #[arg(long, default_value_t = 3600.0)]
+    revisit_after: f64,
     /// Seconds allowed for one request, body included.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
@@ -787,6 +802,8 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             hub_feedback: a.hub_feedback,
             query,
             deterministic: a.deterministic,
+            revisit_share: a.revisit_share,
+            revisit_after: std::time::Duration::from_secs_f64(a.revisit_after.max(0.0)),
             ..Default::default()
         };
         let stop = async {

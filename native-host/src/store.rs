@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS doc(
   relevance REAL NOT NULL DEFAULT 0, cid INTEGER, status INTEGER NOT NULL DEFAULT 0,
   http_status INTEGER, depth INTEGER NOT NULL DEFAULT 0, fetched_at REAL, fetch_seq INTEGER,
   content_hash TEXT, title TEXT, text BLOB, error TEXT, log_relevance REAL,
-  final_url TEXT, redirects TEXT, rnd INTEGER NOT NULL);
+  final_url TEXT, redirects TEXT, revisits INTEGER NOT NULL DEFAULT 0,
+  changes INTEGER NOT NULL DEFAULT 0, rnd INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS frontier ON doc(num_tries ASC, relevance DESC, priority ASC, rnd)
   WHERE status = 0;
 CREATE INDEX IF NOT EXISTS doc_fetch_seq ON doc(fetch_seq) WHERE fetch_seq IS NOT NULL;
@@ -112,6 +113,10 @@ pub struct Recorded {
     pub fetched: Vec<(i64, String)>,
     /// Apprentice instances that became available: links whose both ends are now fetched.
     pub instances: Vec<Instance>,
+    /// Revisits recorded.
+    pub revisited: usize,
+    /// Of those, pages whose content had changed.
+    pub changed: usize,
 }
 
 /// A checked-out frontier entry.
@@ -125,6 +130,8 @@ pub struct Work {
     pub depth: i64,
     /// Its frontier score when checked out (SharkSearch's inherited potential).
     pub score: f64,
+    /// A revisit of a page fetched before (maintenance mode).
+    pub revisit: bool,
 }
 
 /// The outcome of one fetch, as recorded.
@@ -158,6 +165,8 @@ pub struct Outcome {
     pub final_url: Option<String>,
     /// Outlinks refused by a trap guard, by kind (reported, not stored).
     pub rejects: Vec<&'static str>,
+    /// This was a revisit of a fetched page (maintenance mode).
+    pub revisit: bool,
     /// Outlinks to enqueue.
     pub links: Vec<NewUrl>,
 }
@@ -375,6 +384,38 @@ impl Store {
         Ok(())
     }
 
+    /// Maintenance mode (focused-crawling-1999 §3): checks out up to `n` fetched pages not
+    /// fetched for `min_age` seconds, best hubs first, then by relevance, then oldest first;
+    /// their `fetched_at` moves to now so they are not handed out again meanwhile.
+    pub fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
+        let tx = self.conn.transaction()?;
+        let work: Vec<Work> = {
+            let mut st = tx.prepare_cached(
+                "SELECT d.oid, d.url, d.depth, d.relevance FROM doc d LEFT JOIN hub h ON h.oid = d.oid
+                 WHERE d.status = 2 AND d.fetched_at < ?2
+                 ORDER BY coalesce(h.score, 0) DESC, d.relevance DESC, d.fetched_at LIMIT ?1",
+            )?;
+            let rows = st.query_map(params![n as i64, now() - min_age], |r| {
+                Ok(Work {
+                    oid: r.get(0)?,
+                    url: r.get(1)?,
+                    depth: r.get(2)?,
+                    score: r.get(3)?,
+                    revisit: true,
+                })
+            })?;
+            rows.collect::<std::result::Result<_, _>>()?
+        };
+        {
+            let mut up = tx.prepare_cached("UPDATE doc SET fetched_at = ?2 WHERE oid = ?1")?;
+            for w in &work {
+                up.execute(params![w.oid, now()])?;
+            }
+        }
+        tx.commit()?;
+        Ok(work)
+    }
+
     /// Checks out up to `n` frontier URLs in frontier order, marking them in flight.
     pub fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
         let tx = self.conn.transaction()?;
@@ -389,6 +430,7 @@ impl Store {
                     url: r.get(1)?,
                     depth: r.get(2)?,
                     score: r.get(3)?,
+                    revisit: false,
                 })
             })?;
             rows.collect::<std::result::Result<_, _>>()?
@@ -410,7 +452,47 @@ impl Store {
         let mut seq = self.seq;
         let mut fetched = Vec::new();
         let mut instances = Vec::new();
+        let (mut revisited, mut changed) = (0, 0);
         for o in batch {
+            if o.revisit {
+                // A revisit refreshes a fetched page; a failed one leaves it as it was.
+                revisited += 1;
+                if o.status != status::FETCHED {
+                    tx.prepare_cached("UPDATE doc SET revisits = revisits + 1 WHERE oid = ?1")?
+                        .execute([o.oid])?;
+                    continue;
+                }
+                let text = o
+                    .text
+                    .as_ref()
+                    .map(|t| lz4_flex::compress_prepend_size(t.as_bytes()));
+                let (old_hash, sid): (Option<String>, i64) = tx
+                    .prepare_cached("SELECT content_hash, sid FROM doc WHERE oid = ?1")?
+                    .query_row([o.oid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                let is_changed = old_hash != o.content_hash;
+                changed += usize::from(is_changed);
+                tx.prepare_cached(
+                    "UPDATE doc SET revisits = revisits + 1, changes = changes + ?9,
+                       content_hash = ?2, text = ?3, relevance = ?4, log_relevance = ?5,
+                       cid = ?6, title = ?7, fetched_at = ?8
+                     WHERE oid = ?1",
+                )?
+                .execute(params![
+                    o.oid,
+                    o.content_hash,
+                    text,
+                    o.relevance,
+                    o.log_relevance,
+                    o.cid,
+                    o.title,
+                    now(),
+                    i64::from(is_changed)
+                ])?;
+                for l in &o.links {
+                    enqueue(&tx, &mut self.hosts, l, Some((o.oid, sid)), &mut instances)?;
+                }
+                continue;
+            }
             let (url, sid, host, tries): (String, i64, String, i64) = tx
                 .prepare_cached(
                     "SELECT url, doc.sid, host, num_tries FROM doc JOIN server USING (sid)
@@ -504,7 +586,12 @@ impl Store {
         }
         tx.commit()?;
         self.seq = seq;
-        Ok(Recorded { fetched, instances })
+        Ok(Recorded {
+            fetched,
+            instances,
+            revisited,
+            changed,
+        })
     }
 
     /// Re-estimates every frontier URL as the best `score` over the stored features of the

@@ -46,6 +46,11 @@ fn respond(req: &Request<hyper::body::Incoming>) -> Response<Full<Bytes>> {
                <a rel="nofollow" href="/nofollow.html">n</a>"#,
         )),
         "/a.html" | "/dir/" | "/~b.html" | "/final" => html(page("a page")),
+        "/changing" => {
+            static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            html(page(&format!("version {n} <a href=\"/a.html\">a</a>")))
+        }
         "/redir/1" => redirect("/redir/2"),
         "/redir/2" => redirect("/final"),
         "/loop" => redirect("/loop"),
@@ -244,4 +249,66 @@ async fn crawl_obeys_robots_canonicalises_and_escapes_traps() {
         )
         .unwrap();
     assert_eq!(truncated, 1, "/big is stored truncated and marked");
+}
+
+/// Maintenance mode revisits fetched pages and tells changed pages from unchanged ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_mode_detects_changed_pages() {
+    let base = format!("http://{}", serve().await);
+    let dir = std::env::temp_dir().join(format!("forager-maint-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut store = Store::open(&dir.join("m.db")).unwrap();
+    let seed = |p: &str| NewUrl {
+        url: format!("{base}{p}"),
+        host: "127.0.0.1".into(),
+        score: 1.0,
+        depth: 0,
+        via: None,
+        features: None,
+    };
+    store
+        .add_seeds(&[seed("/changing"), seed("/a.html")])
+        .unwrap();
+    let model = forager_classifier::Model::default();
+    let config = CrawlConfig {
+        delay: Duration::ZERO,
+        revisit_share: 0.5,
+        revisit_after: Duration::ZERO,
+        max_time: Some(Duration::from_millis(1500)),
+        max_pages_per_host: 100_000,
+        concurrency: 2,
+        ..CrawlConfig::default()
+    };
+    let mut model = model;
+    let (_, progress) = crawl::run(
+        store,
+        model.classifier(),
+        config,
+        std::future::pending::<()>(),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert!(progress.revisits > 2, "{progress:?}");
+    let conn = Store::open_read_only(&dir.join("m.db")).unwrap();
+    let row = |p: &str| -> (i64, i64) {
+        conn.query_row(
+            "SELECT revisits, changes FROM doc WHERE url = ?1",
+            [format!("{base}{p}")],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    let (rc, cc) = row("/changing");
+    let (ra, ca) = row("/a.html");
+    assert!(
+        rc > 0 && cc == rc,
+        "changing page: {rc} revisits, {cc} changes"
+    );
+    assert!(
+        ra > 0 && ca == 0,
+        "static page: {ra} revisits, {ca} changes"
+    );
+    assert_eq!(progress.fetched, 2, "revisits are not new pages");
 }
