@@ -165,7 +165,11 @@ impl Fetcher {
             .connect_timeout(config.connect_timeout)
             .timeout(config.total_timeout)
             .redirect(reqwest::redirect::Policy::none())
-            .pool_max_idle_per_host(config.per_host_connections);
+            // A crawl touches thousands of hosts: idle connections are kept briefly and one per
+            // host, or sockets and their buffers pile up (seen as memory growth and, at last,
+            // "too many open files").
+            .pool_max_idle_per_host(1)
+            .pool_idle_timeout(Duration::from_secs(2));
         b = match &config.proxy {
             Some(p) => {
                 b.proxy(reqwest::Proxy::all(p).map_err(|e| FetchError::Config(e.to_string()))?)
