@@ -99,25 +99,109 @@ struct Session {
 /// A request the host refuses, with the reason for the reply.
 type Refusal = String;
 
-fn field<'a>(v: &'a Value, name: &str) -> Result<&'a Value, Refusal> {
-    v.get(name).ok_or_else(|| format!("missing field {name:?}"))
+/// A request from the extension: the host-side mirror of the union in
+/// `extension/lib/protocol.js`, keyed on `type` (extension/PROTOCOL.md). Anything that does not
+/// deserialize into one of these is refused before it reaches the handler.
+#[derive(Debug, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// The handshake; must come first.
+    Hello {
+        /// Protocol version the extension speaks.
+        version: u64,
+    },
+    /// The taxonomy with example counts.
+    Topics {},
+    /// Adds a topic.
+    AddTopic {
+        /// Parent topic id.
+        parent: TopicId,
+        /// Name (also the title).
+        name: String,
+    },
+    /// Renames a topic.
+    RenameTopic {
+        /// Topic id.
+        topic: TopicId,
+        /// New name.
+        name: String,
+    },
+    /// Moves a topic under another.
+    MoveTopic {
+        /// Topic id.
+        topic: TopicId,
+        /// New parent id.
+        parent: TopicId,
+    },
+    /// Deletes a topic, its subtree and examples.
+    DeleteTopic {
+        /// Topic id.
+        topic: TopicId,
+    },
+    /// Marks a topic good or not.
+    SetGood {
+        /// Topic id.
+        topic: TopicId,
+        /// Good or not.
+        good: bool,
+    },
+    /// Adds a page (its visible text) as an example of a topic.
+    AddExample {
+        /// Topic id.
+        topic: TopicId,
+        /// The page's URL.
+        url: String,
+        /// Its visible text.
+        text: String,
+    },
+    /// A chunk of the model bytes.
+    GetModel {
+        /// Byte offset.
+        #[serde(default)]
+        offset: u64,
+    },
+    /// Starts (or resumes) the crawl.
+    StartCrawl(StartCrawl),
+    /// Stops the crawl (resumable).
+    StopCrawl {},
+    /// The crawl's state.
+    Status {},
+    /// Top hubs and authorities.
+    Hubs {
+        /// How many.
+        #[serde(default = "default_top")]
+        top: u64,
+    },
+    /// Recently fetched pages, oldest first.
+    RecentPages {
+        /// How many.
+        #[serde(default = "default_recent")]
+        limit: u64,
+    },
 }
 
-fn topic_field(v: &Value, name: &str) -> Result<TopicId, Refusal> {
-    field(v, name)?
-        .as_u64()
-        .and_then(|n| TopicId::try_from(n).ok())
-        .ok_or_else(|| format!("{name:?} must be a topic id"))
+fn default_top() -> u64 {
+    20
 }
 
-fn str_field<'a>(v: &'a Value, name: &str, max: usize) -> Result<&'a str, Refusal> {
-    let s = field(v, name)?
-        .as_str()
-        .ok_or_else(|| format!("{name:?} must be a string"))?;
-    if s.len() > max {
-        return Err(format!("{name:?} is longer than {max} bytes"));
-    }
-    Ok(s)
+fn default_recent() -> u64 {
+    300
+}
+
+/// The fields of `start_crawl`.
+#[derive(Debug, serde::Deserialize)]
+pub struct StartCrawl {
+    /// Seed URLs; empty means the good topics' examples.
+    #[serde(default)]
+    pub seeds: Vec<String>,
+    /// Page budget.
+    pub pages: Option<u64>,
+    /// Loopback HTTP proxy.
+    pub proxy: Option<String>,
+    /// Guide the crawl with the apprentice (default true).
+    pub apprentice: Option<bool>,
+    /// Seconds between requests to one host (default 1).
+    pub delay: Option<f64>,
 }
 
 /// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
@@ -160,21 +244,25 @@ impl Session {
         st.json()
     }
 
-    async fn handle(&mut self, req: &Value) -> Result<Value, Refusal> {
-        let ty = req.get("type").and_then(Value::as_str).unwrap_or("");
-        if ty != "hello" && !self.greeted {
+    async fn handle(&mut self, req: Request) -> Result<Value, Refusal> {
+        if !matches!(req, Request::Hello { .. }) && !self.greeted {
             return Err("send hello first".into());
         }
         let edited = |s: &mut Session| -> Result<Value, Refusal> {
             s.save_model()?;
             Ok(json!({"topics": s.topics()}))
         };
-        match ty {
-            "hello" => {
-                let v = field(req, "version")?.as_u64().unwrap_or(0);
-                if v != PROTOCOL_VERSION {
+        let limit = |name: &str, v: &str, max: usize| -> Result<(), Refusal> {
+            if v.len() > max {
+                return Err(format!("{name:?} is longer than {max} bytes"));
+            }
+            Ok(())
+        };
+        match req {
+            Request::Hello { version } => {
+                if version != PROTOCOL_VERSION {
                     return Err(format!(
-                        "protocol version {v} unsupported (host speaks {PROTOCOL_VERSION})"
+                        "protocol version {version} unsupported (host speaks {PROTOCOL_VERSION})"
                     ));
                 }
                 self.greeted = true;
@@ -182,59 +270,53 @@ impl Session {
                     "host": concat!("forager ", env!("CARGO_PKG_VERSION")),
                     "crawl": self.status()}))
             }
-            "topics" => Ok(json!({"topics": self.topics()})),
-            "add_topic" => {
-                let parent = topic_field(req, "parent")?;
-                let name = str_field(req, "name", 200)?;
+            Request::Topics {} => Ok(json!({"topics": self.topics()})),
+            Request::AddTopic { parent, name } => {
+                limit("name", &name, 200)?;
                 let id = self
                     .model
-                    .add_topic(parent, name, name)
+                    .add_topic(parent, &name, &name)
                     .map_err(|e| e.to_string())?;
                 let mut r = edited(self)?;
                 r["id"] = json!(id);
                 Ok(r)
             }
-            "rename_topic" => {
-                let t = topic_field(req, "topic")?;
-                let name = str_field(req, "name", 200)?;
+            Request::RenameTopic { topic, name } => {
+                limit("name", &name, 200)?;
                 self.model
-                    .rename_topic(t, name, name)
+                    .rename_topic(topic, &name, &name)
                     .map_err(|e| e.to_string())?;
                 edited(self)
             }
-            "move_topic" => {
-                let t = topic_field(req, "topic")?;
-                let p = topic_field(req, "parent")?;
-                self.model.move_topic(t, p).map_err(|e| e.to_string())?;
+            Request::MoveTopic { topic, parent } => {
+                self.model
+                    .move_topic(topic, parent)
+                    .map_err(|e| e.to_string())?;
                 edited(self)
             }
-            "delete_topic" => {
-                let t = topic_field(req, "topic")?;
-                let n = self.model.delete_topic(t).map_err(|e| e.to_string())?;
+            Request::DeleteTopic { topic } => {
+                let n = self.model.delete_topic(topic).map_err(|e| e.to_string())?;
                 let mut r = edited(self)?;
                 r["removed_examples"] = json!(n);
                 Ok(r)
             }
-            "set_good" => {
-                let t = topic_field(req, "topic")?;
-                let good = field(req, "good")?
-                    .as_bool()
-                    .ok_or("\"good\" must be a boolean")?;
-                self.model.set_good(t, good).map_err(|e| e.to_string())?;
-                edited(self)
-            }
-            "add_example" => {
-                let t = topic_field(req, "topic")?;
-                let url = str_field(req, "url", 4096)?;
-                let text = str_field(req, "text", MAX_TEXT)?;
+            Request::SetGood { topic, good } => {
                 self.model
-                    .add_example(t, url, text)
+                    .set_good(topic, good)
                     .map_err(|e| e.to_string())?;
                 edited(self)
             }
-            "get_model" => {
+            Request::AddExample { topic, url, text } => {
+                limit("url", &url, 4096)?;
+                limit("text", &text, MAX_TEXT)?;
+                self.model
+                    .add_example(topic, &url, &text)
+                    .map_err(|e| e.to_string())?;
+                edited(self)
+            }
+            Request::GetModel { offset } => {
                 let bytes = self.model.to_bytes();
-                let offset = req.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+                let offset = usize::try_from(offset).unwrap_or(usize::MAX);
                 if offset > bytes.len() {
                     return Err("offset beyond the model".into());
                 }
@@ -242,47 +324,34 @@ impl Session {
                 Ok(json!({"total": bytes.len(), "offset": offset,
                     "data": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end])}))
             }
-            "start_crawl" => self.start_crawl(req).await,
-            "stop_crawl" => {
+            Request::StartCrawl(start) => self.start_crawl(start).await,
+            Request::StopCrawl {} => {
                 self.stop_crawl().await;
                 Ok(json!({"status": self.status()}))
             }
-            "status" => Ok(json!({"status": self.status()})),
-            "hubs" => {
-                let top = req
-                    .get("top")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(20)
-                    .min(200) as usize;
-                hubs(&self.paths, top).map_err(|e| e.to_string())
+            Request::Status {} => Ok(json!({"status": self.status()})),
+            Request::Hubs { top } => {
+                hubs(&self.paths, top.min(200) as usize).map_err(|e| e.to_string())
             }
-            "recent_pages" => {
-                let limit = req
-                    .get("limit")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(300)
-                    .min(2000);
-                let pages = recent_pages(&self.paths, limit as i64).map_err(|e| e.to_string())?;
+            Request::RecentPages { limit } => {
+                let pages =
+                    recent_pages(&self.paths, limit.min(2000) as i64).map_err(|e| e.to_string())?;
                 Ok(json!({"pages": pages}))
             }
-            other => Err(format!("unknown request type {other:?}")),
         }
     }
 
-    async fn start_crawl(&mut self, req: &Value) -> Result<Value, Refusal> {
+    async fn start_crawl(&mut self, req: StartCrawl) -> Result<Value, Refusal> {
         if self.crawl.as_ref().is_some_and(|c| !c.task.is_finished()) {
             return Err("a crawl is already running".into());
         }
+        if req.seeds.len() > 10_000 {
+            return Err("too many seeds".into());
+        }
         let mut seeds = Vec::new();
-        if let Some(list) = req.get("seeds").and_then(Value::as_array) {
-            if list.len() > 10_000 {
-                return Err("too many seeds".into());
-            }
-            for s in list {
-                let s = s.as_str().ok_or("seeds must be strings")?;
-                let u = crate::canon::parse(s).map_err(|_| format!("not an http(s) URL: {s:?}"))?;
-                seeds.push(u);
-            }
+        for s in &req.seeds {
+            let u = crate::canon::parse(s).map_err(|_| format!("not an http(s) URL: {s:?}"))?;
+            seeds.push(u);
         }
         if seeds.is_empty() {
             let good: Vec<String> = self
@@ -303,24 +372,18 @@ impl Session {
         if seeds.is_empty() {
             return Err("no seeds: give URLs or mark a topic with examples good".into());
         }
-        let pages = req
-            .get("pages")
-            .and_then(Value::as_u64)
-            .unwrap_or(2000)
-            .clamp(1, 10_000_000);
-        let delay = req
-            .get("delay")
-            .and_then(Value::as_f64)
-            .unwrap_or(1.0)
-            .clamp(0.0, 60.0);
-        let proxy = match req.get("proxy").and_then(Value::as_str) {
+        let pages = req.pages.unwrap_or(2000).clamp(1, 10_000_000);
+        let delay = req.delay.unwrap_or(1.0);
+        let delay = if delay.is_finite() {
+            delay.clamp(0.0, 60.0)
+        } else {
+            1.0
+        };
+        let proxy = match &req.proxy {
             Some(p) => Some(loopback_proxy(p)?),
             None => None,
         };
-        let apprentice = req
-            .get("apprentice")
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
+        let apprentice = req.apprentice.unwrap_or(true);
         std::fs::create_dir_all(&self.paths.dir).map_err(|e| e.to_string())?;
         let mut store = Store::open(&self.paths.db()).map_err(|e| e.to_string())?;
         store
@@ -656,7 +719,15 @@ pub async fn serve_stdio(paths: HostPaths) -> i32 {
                     if !id.is_u64() && !id.is_i64() {
                         json!({"type": "reply", "id": id, "ok": false, "error": "a request needs a numeric id"})
                     } else {
-                        match session.handle(&v).await {
+                        let outcome = match serde_json::from_value::<Request>(v) {
+                            Ok(req) => session.handle(req).await,
+                            Err(e) => Err(if e.to_string().contains("unknown variant") {
+                                format!("unknown request type: {e}")
+                            } else {
+                                format!("malformed request: {e}")
+                            }),
+                        };
+                        match outcome {
                             Ok(result) => {
                                 json!({"type": "reply", "id": id, "ok": true, "result": result})
                             }

@@ -36,8 +36,17 @@ fn html_like() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..60).prop_map(|v| v.concat())
 }
 
+/// 512 cases per target, or `PROPTEST_CASES` for a long run.
+fn config() -> ProptestConfig {
+    let mut c = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        c.cases = 512;
+    }
+    c
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(config())]
 
     #[test]
     fn canonical_urls_are_stable(base in url_like(), href in url_like()) {
