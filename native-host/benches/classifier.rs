@@ -2,31 +2,16 @@
 //! latency, model size. Uses the FOLDOC mini-web (extracted into target/foldoc when missing),
 //! falling back to the generated demo web. Prints numbers; asserts only sanity.
 
+mod common;
 use forager::miniweb::MiniWeb;
 use forager::parse::page_text;
 use forager::synthweb::{SynthConfig, SynthWeb};
 use forager::training;
 use forager_classifier::{Model, Scratch, TextOptions, TrainOptions};
-use std::path::PathBuf;
 use std::time::Instant;
 
 fn foldoc() -> Option<MiniWeb> {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = repo.join("target/foldoc");
-    if !dir.join("labels.tsv").exists() {
-        let tarball = repo.join("../shared/miniweb/foldoc.tar.gz");
-        let ok = std::process::Command::new("tar")
-            .arg("xzf")
-            .arg(&tarball)
-            .arg("-C")
-            .arg(repo.join("target"))
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            return None;
-        }
-    }
-    MiniWeb::open(&dir).ok()
+    MiniWeb::open(&common::foldoc_dir()?).ok()
 }
 
 fn main() {

@@ -3,26 +3,10 @@
 //! unfocused crawls by the real binary as a separate process: pages/s, share of the server's
 //! capacity, peak RSS. Prints numbers; asserts only sanity.
 
+mod common;
 use forager::miniweb::MiniWeb;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
-
-fn foldoc(repo: &Path) -> Option<PathBuf> {
-    let dir = repo.join("target/foldoc");
-    if !dir.join("labels.tsv").exists() {
-        let ok = std::process::Command::new("tar")
-            .arg("xzf")
-            .arg(repo.join("../shared/miniweb/foldoc.tar.gz"))
-            .arg("-C")
-            .arg(repo.join("target"))
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            return None;
-        }
-    }
-    Some(dir)
-}
 
 /// Every page URL of a mini-web on disk.
 fn all_urls(dir: &Path) -> Vec<String> {
@@ -129,8 +113,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let Some(dir) = foldoc(&repo) else {
+    let Some(dir) = common::foldoc_dir() else {
         println!("crawl bench: FOLDOC mini-web not found, skipped");
         return;
     };

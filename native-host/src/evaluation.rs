@@ -172,14 +172,7 @@ pub async fn crawl_strategy(
     let seeds: Vec<NewUrl> = seeds
         .iter()
         .filter_map(|u| crate::canon::parse(u).ok())
-        .map(|u| NewUrl {
-            host: u.host_str().unwrap_or("").to_owned(),
-            url: u.to_string(),
-            score: 1.0,
-            depth: 0,
-            via: None,
-            features: None,
-        })
+        .map(|u| NewUrl::seed(&u))
         .collect();
     store.add_seeds(&seeds)?;
     let config = CrawlConfig {

@@ -736,14 +736,7 @@ fn cmd_crawl(a: CrawlArgs) -> Result<()> {
     let seeds: Vec<NewUrl> = seeds
         .iter()
         .filter_map(|s| forager::canon::parse(s).ok())
-        .map(|u| NewUrl {
-            host: u.host_str().unwrap_or("").to_owned(),
-            url: u.to_string(),
-            score: 1.0,
-            depth: 0,
-            via: None,
-            features: None,
-        })
+        .map(|u| NewUrl::seed(&u))
         .collect();
     store.add_seeds(&seeds)?;
     let classifier = model.classifier();

@@ -389,17 +389,7 @@ impl Session {
         store
             .save_taxonomy(&self.model)
             .map_err(|e| e.to_string())?;
-        let seeds: Vec<NewUrl> = seeds
-            .iter()
-            .map(|u| NewUrl {
-                host: u.host_str().unwrap_or("").to_owned(),
-                url: u.to_string(),
-                score: 1.0,
-                depth: 0,
-                via: None,
-                features: None,
-            })
-            .collect();
+        let seeds: Vec<NewUrl> = seeds.iter().map(NewUrl::seed).collect();
         store.add_seeds(&seeds).map_err(|e| e.to_string())?;
         let config = CrawlConfig {
             mode: Mode::Soft,

@@ -89,6 +89,20 @@ pub struct NewUrl {
     pub features: Option<Vec<u32>>,
 }
 
+impl NewUrl {
+    /// A seed: a canonical URL at depth 0 with the highest score.
+    pub fn seed(u: &url::Url) -> Self {
+        NewUrl {
+            host: u.host_str().unwrap_or("").to_owned(),
+            url: u.to_string(),
+            score: 1.0,
+            depth: 0,
+            via: None,
+            features: None,
+        }
+    }
+}
+
 /// One apprentice training instance: a link's features and whether its target was relevant.
 pub type Instance = (Vec<u32>, bool);
 
