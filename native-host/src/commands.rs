@@ -1,0 +1,362 @@
+//! The commands of `forager` that are more than a call into the library: crawling from the
+//! command line, read-only SQL, status and distillation.
+
+use crate::{read_model, runtime};
+use anyhow::{bail, Result};
+use forager::fetch::FetchConfig;
+use forager::miniweb::MiniWeb;
+use forager::training;
+use forager_classifier::{Model, TextOptions, TrainOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `forager crawl`.
+#[derive(clap::Args)]
+pub(crate) struct CrawlArgs {
+    /// Mini-web directory to crawl through its own loopback server.
+    #[arg(long)]
+    web: Option<PathBuf>,
+    /// Task of the mini-web (good topics and seeds).
+    #[arg(long)]
+    task: Option<String>,
+    /// Model file (when not training from --web).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Seed URLs (besides the task's).
+    #[arg(long)]
+    seed: Vec<String>,
+    /// Good topic paths (besides the task's).
+    #[arg(long)]
+    good: Vec<String>,
+    /// Link policy.
+    #[arg(long, value_enum, default_value = "soft")]
+    mode: forager::crawl::Mode,
+    /// Page budget (total, across resumes).
+    #[arg(long)]
+    pages: Option<u64>,
+    /// Time budget in seconds for this run.
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Crawl database (created if missing, resumed if present).
+    #[arg(long)]
+    db: PathBuf,
+    /// Append fetched URLs here, one per line, in fetch order.
+    #[arg(long)]
+    fetch_log: Option<PathBuf>,
+    /// Fetches in flight.
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// Seconds between requests to one host (default 1; 0 with --web, which is loopback).
+    #[arg(long)]
+    delay: Option<f64>,
+    /// HTTP proxy.
+    #[arg(long)]
+    proxy: Option<String>,
+    /// Guide the crawl with the apprentice, learning online.
+    #[arg(long)]
+    apprentice: bool,
+    /// Pages between apprentice retrains.
+    #[arg(long, default_value_t = 200)]
+    retrain_every: u64,
+    /// The apprentice's DOM offset window.
+    #[arg(long, default_value_t = forager_classifier::apprentice::DEFAULT_D_MAX)]
+    d_max: usize,
+    /// Start the apprentice trained on a previous crawl database (implies --apprentice).
+    #[arg(long)]
+    apprentice_from: Option<PathBuf>,
+    /// Run the distiller every this many fetched pages (and at the end).
+    #[arg(long)]
+    distill_every: Option<u64>,
+    /// Feed the distiller back: the unvisited cross-site out-neighbours of this many top hubs
+    /// go to the head of the frontier (implies distilling every 500 pages unless set).
+    #[arg(long)]
+    hub_feedback: Option<usize>,
+    /// Most pages fetched from one host (a trap guard).
+    #[arg(long, default_value_t = 5_000)]
+    max_pages_per_host: u64,
+    /// Maintenance mode: share of fetches spent revisiting fetched pages (best hubs first).
+    #[arg(long, default_value_t = 0.0)]
+    revisit_share: f64,
+    /// Seconds before a fetched page may be revisited.
+    #[arg(long, default_value_t = 3600.0)]
+    revisit_after: f64,
+    /// Seconds allowed for one request, body included.
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
+    /// Reproducible order: one fetch at a time, each recorded before the next checkout.
+    #[arg(long)]
+    deterministic: bool,
+    /// Print progress as JSON lines on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
+    use forager::store::{NewUrl, Store};
+    let mut store = Store::open(&a.db)?;
+    let web = a.web.as_deref().map(MiniWeb::open).transpose()?;
+    let task = match (&web, &a.task) {
+        (Some(w), Some(t)) => Some(w.task(t)?.clone()),
+        (None, Some(_)) => bail!("--task needs --web"),
+        _ => None,
+    };
+    // The model: given, trained from the web, or the one stored by an earlier run.
+    let mut model = if let Some(p) = &a.model {
+        read_model(p)?
+    } else if let Some(w) = &web {
+        training::from_miniweb(w, TextOptions::default(), TrainOptions::default())?.0
+    } else if let Some(rusqlite::types::Value::Blob(b)) = store.meta("model")? {
+        Model::from_bytes(&b)?
+    } else {
+        bail!("no model: give --model or --web, or resume a database that has one");
+    };
+    let mut good = a.good.clone();
+    if let Some(t) = &task {
+        good.extend(t.good.iter().cloned());
+    }
+    if !good.is_empty() {
+        model.set_good_paths(&good)?;
+    }
+    store.save_taxonomy(&model)?;
+    let mut seeds: Vec<String> = a.seed.clone();
+    if let Some(t) = &task {
+        seeds.extend(t.seeds.iter().cloned());
+    }
+    let seeds: Vec<NewUrl> = seeds
+        .iter()
+        .filter_map(|s| forager::canon::parse(s).ok())
+        .map(|u| NewUrl::seed(&u))
+        .collect();
+    store.add_seeds(&seeds)?;
+    let classifier = model.classifier();
+    let query = std::sync::Arc::new(forager::crawl::Query::from_model(&model));
+    let apprentice = if a.apprentice || a.apprentice_from.is_some() {
+        let initial = match &a.apprentice_from {
+            Some(p) => {
+                let mut ap = forager_classifier::apprentice::Apprentice::new();
+                for (f, high) in Store::open(p)?.all_instances()? {
+                    ap.add(&f, high);
+                }
+                eprintln!(
+                    "apprentice trained offline on {:?} instances [low, high]",
+                    ap.instances()
+                );
+                Some(ap)
+            }
+            None => None,
+        };
+        Some(forager::crawl::ApprenticeConfig {
+            retrain_every: a.retrain_every.max(1),
+            d_max: a.d_max,
+            initial,
+        })
+    } else {
+        None
+    };
+    let rt = runtime()?;
+    let json = a.json;
+    rt.block_on(async move {
+        let server = match web {
+            Some(w) => Some(forager::serve::start(w, ([127, 0, 0, 1], 0).into()).await?),
+            None => None,
+        };
+        let proxy = a
+            .proxy
+            .clone()
+            .or_else(|| server.as_ref().map(|s| s.proxy_url()));
+        let delay = a.delay.unwrap_or(if server.is_some() { 0.0 } else { 1.0 });
+        let config = forager::crawl::CrawlConfig {
+            mode: a.mode,
+            max_pages: a.pages,
+            max_time: a.seconds.map(std::time::Duration::from_secs_f64),
+            concurrency: a.concurrency.max(1),
+            delay: std::time::Duration::from_secs_f64(delay.max(0.0)),
+            fetch: FetchConfig {
+                proxy,
+                total_timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(0.1, 3600.0)),
+                connect_timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(0.1, 10.0)),
+                ..FetchConfig::default()
+            },
+            fetch_log: a.fetch_log.clone(),
+            max_pages_per_host: a.max_pages_per_host,
+            apprentice,
+            distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
+            hub_feedback: a.hub_feedback,
+            query,
+            deterministic: a.deterministic,
+            revisit_share: a.revisit_share,
+            revisit_after: std::time::Duration::from_secs_f64(a.revisit_after.max(0.0)),
+            ..Default::default()
+        };
+        let stop = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let bar = match a.pages {
+            Some(n) => indicatif::ProgressBar::new(n),
+            None => indicatif::ProgressBar::new_spinner(),
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} pages  {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        let (reason, p) = forager::crawl::run(store, classifier, config, stop, |p| {
+            if json {
+                println!("{}", serde_json::to_string(p).unwrap_or_default());
+            } else {
+                bar.set_position(p.fetched);
+                bar.set_message(format!(
+                    "{:.0} pages/s  frontier {}  relevance(last 100) {:.3}  errors {}",
+                    p.pages_per_sec,
+                    p.frontier,
+                    p.recent_relevance,
+                    p.errors.values().sum::<u64>()
+                ));
+            }
+        })
+        .await?;
+        bar.finish_and_clear();
+        let rss = forager::crawl::peak_rss().map_or("?".into(), |b| format!("{} MB", b >> 20));
+        eprintln!(
+            "stopped: {reason:?}; fetched {} pages; frontier {}; peak RSS {rss}; errors {:?}",
+            p.fetched, p.frontier, p.errors
+        );
+        if let Some(s) = server {
+            s.shutdown().await;
+        }
+        anyhow::Ok(())
+    })
+}
+
+pub(crate) fn cmd_sql(db: &Path, query: &str, json: bool) -> Result<()> {
+    let conn = forager::store::Store::open_read_only(db)?;
+    let mut st = conn.prepare(query)?;
+    let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
+    let mut rows = st.query([])?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if !json {
+        writeln!(out, "{}", names.join("\t"))?;
+    }
+    while let Some(row) = rows.next()? {
+        let mut vals = Vec::new();
+        for i in 0..names.len() {
+            use rusqlite::types::ValueRef;
+            vals.push(match row.get_ref(i)? {
+                ValueRef::Null => serde_json::Value::Null,
+                ValueRef::Integer(v) => v.into(),
+                ValueRef::Real(v) => v.into(),
+                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                ValueRef::Blob(b) => format!("<{} bytes>", b.len()).into(),
+            });
+        }
+        if json {
+            let obj: serde_json::Map<String, serde_json::Value> =
+                names.iter().cloned().zip(vals).collect();
+            writeln!(out, "{}", serde_json::Value::Object(obj))?;
+        } else {
+            let cells: Vec<String> = vals
+                .iter()
+                .map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            writeln!(out, "{}", cells.join("\t"))?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn cmd_status(db: &Path, json: bool) -> Result<()> {
+    let conn = forager::store::Store::open_read_only(db)?;
+    let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+    let fetched = count("SELECT count(*) FROM doc WHERE status = 2")?;
+    let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
+    let failed = count("SELECT count(*) FROM doc WHERE status IN (3, 4)")?;
+    let relevant = count("SELECT count(*) FROM doc WHERE status = 2 AND relevance >= 0.5")?;
+    let mean_recent: f64 = conn.query_row(
+        "SELECT coalesce(avg(relevance), 0) FROM (SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq DESC LIMIT 100)",
+        [],
+        |r| r.get(0),
+    )?;
+    let mut errors = serde_json::Map::new();
+    {
+        let mut st = conn.prepare(
+            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let k: Option<String> = r.get(0)?;
+            let n: i64 = r.get(1)?;
+            errors.insert(k.unwrap_or_default(), n.into());
+        }
+    }
+    let relevance = forager::report::relevance_in_fetch_order(&conn)?;
+    let alarms = forager::report::alarms_of(&conn, &relevance, frontier)?;
+    let v = serde_json::json!({
+        "alarms": alarms,
+        "fetched": fetched, "frontier": frontier, "failed_or_excluded": failed,
+        "relevant_fetched": relevant, "recent_relevance": mean_recent, "errors": errors,
+    });
+    if json {
+        println!("{v}");
+    } else {
+        println!("fetched {fetched}  frontier {frontier}  failed/excluded {failed}");
+        println!("relevant (R >= 0.5) {relevant}   mean relevance of last 100: {mean_recent:.3}");
+        for a in &alarms {
+            println!("ALARM {}: {}", a.kind, a.detail);
+        }
+        for (k, n) in &errors {
+            println!("  {k}: {n}");
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn cmd_distill(db: &Path, top: usize, json: bool) -> Result<()> {
+    let mut store = forager::store::Store::open(db)?;
+    let (edges, rel) = store.graph()?;
+    let t = std::time::Instant::now();
+    let scores = forager::distiller::distill(&edges, &rel, &Default::default());
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    store.save_distillation(&scores)?;
+    let url_of = |oid: i64| -> Result<String> {
+        Ok(store
+            .conn()
+            .query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0))?)
+    };
+    let list = |v: &[(i64, f64)]| -> Result<Vec<serde_json::Value>> {
+        v.iter()
+            .take(top)
+            .map(|&(oid, score)| Ok(serde_json::json!({"url": url_of(oid)?, "score": score})))
+            .collect()
+    };
+    let (hubs, auths) = (list(&scores.hubs)?, list(&scores.authorities)?);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"hubs": hubs, "authorities": auths, "edges": edges.len(),
+                "iterations": scores.iterations, "ms": ms})
+        );
+    } else {
+        println!(
+            "distilled {} cross-site edges in {ms:.1} ms ({} iterations)",
+            edges.len(),
+            scores.iterations
+        );
+        for (name, l) in [("hubs", &hubs), ("authorities", &auths)] {
+            println!("top {name}:");
+            for v in l {
+                println!(
+                    "  {:.4}  {}",
+                    v["score"].as_f64().unwrap_or(0.0),
+                    v["url"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! The crawl database's side for the mining programs: the graph the distiller reads and the
+//! scores it writes back, the apprentice's training instances and its frontier re-scoring.
+
+use super::{features_from_blob, now, Instance, Result, Store, HIGH_RELEVANCE};
+use rusqlite::{params, Connection};
+use std::collections::HashMap;
+
+impl Store {
+    /// Re-estimates every frontier URL as the best `score` over the stored features of the
+    /// links into it (the apprentice's re-evaluation after a retrain); returns rows updated.
+    pub fn rescore_frontier(&mut self, score: impl Fn(&[u32]) -> f64) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut best: HashMap<i64, f64> = HashMap::new();
+        {
+            let mut st = tx.prepare(
+                "SELECT l.oid_dst, l.features FROM link l JOIN doc d ON d.oid = l.oid_dst
+                 WHERE d.status = 0 AND l.features IS NOT NULL",
+            )?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let oid: i64 = r.get(0)?;
+                let b: Vec<u8> = r.get(1)?;
+                let s = score(&features_from_blob(&b));
+                let e = best.entry(oid).or_insert(s);
+                *e = e.max(s);
+            }
+        }
+        {
+            let mut up = tx.prepare_cached("UPDATE doc SET relevance = ?2 WHERE oid = ?1")?;
+            for (oid, s) in &best {
+                up.execute(params![oid, s])?;
+            }
+        }
+        tx.commit()?;
+        Ok(best.len())
+    }
+
+    /// Every apprentice instance of a crawl database: links with features whose target was
+    /// fetched (offline training from a previous crawl).
+    pub fn all_instances(&self) -> Result<Vec<Instance>> {
+        let mut st = self.conn.prepare(
+            "SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
+             WHERE d.status = 2 AND l.features IS NOT NULL",
+        )?;
+        let rows = st.query_map([], |r| {
+            let b: Vec<u8> = r.get(0)?;
+            let rel: f64 = r.get(1)?;
+            Ok((features_from_blob(&b), rel >= HIGH_RELEVANCE))
+        })?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// The crawl graph for the distiller: links between fetched pages, and R of every fetched
+    /// page.
+    pub fn graph(&self) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
+        graph_of(&self.conn)
+    }
+
+    /// Replaces the stored hub and authority scores with a new distillation.
+    pub fn save_distillation(&mut self, s: &crate::distiller::Scores) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        let at = now();
+        tx.execute("DELETE FROM hub", [])?;
+        tx.execute("DELETE FROM auth", [])?;
+        {
+            let mut h = tx.prepare("INSERT INTO hub(oid, score, run_at) VALUES(?1, ?2, ?3)")?;
+            for (oid, score) in &s.hubs {
+                h.execute(params![oid, score, at])?;
+            }
+            let mut a = tx.prepare("INSERT INTO auth(oid, score, run_at) VALUES(?1, ?2, ?3)")?;
+            for (oid, score) in &s.authorities {
+                a.execute(params![oid, score, at])?;
+            }
+        }
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES('distilled_at', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [at],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The distiller's feedback (focused-crawling-1999 §5.7): unvisited out-neighbours on
+    /// other servers of the `top` best hubs go to the head of the frontier; returns how many.
+    pub fn boost_hub_neighbours(&mut self, top: usize) -> Result<usize> {
+        Ok(self.conn.execute(
+            "UPDATE doc SET relevance = max(relevance, 2.0) WHERE status = 0 AND oid IN (
+               SELECT l.oid_dst FROM link l
+               WHERE l.sid_src <> l.sid_dst
+                 AND l.oid_src IN (SELECT oid FROM hub ORDER BY score DESC LIMIT ?1))",
+            [top as i64],
+        )?)
+    }
+}
+
+/// The crawl graph of a crawl database (also read-only connections, for reports).
+pub fn graph_of(conn: &Connection) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
+    let mut rel = HashMap::new();
+    {
+        let mut st = conn.prepare("SELECT oid, relevance FROM doc WHERE status = 2")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            rel.insert(r.get(0)?, r.get(1)?);
+        }
+    }
+    let mut st = conn.prepare(
+        "SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst FROM link l
+         JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2 AND l.sid_src <> l.sid_dst",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok(crate::distiller::Edge {
+            src: r.get(0)?,
+            dst: r.get(1)?,
+            src_site: r.get(2)?,
+            dst_site: r.get(3)?,
+        })
+    })?;
+    Ok((rows.collect::<std::result::Result<_, _>>()?, rel))
+}
