@@ -32,6 +32,7 @@ impl Store {
             }
         }
         tx.commit()?;
+        self.caches.known.clear();
         Ok(best.len())
     }
 
@@ -84,6 +85,7 @@ impl Store {
     /// The distiller's feedback (focused-crawling-1999 §5.7): unvisited out-neighbours on
     /// other servers of the `top` best hubs go to the head of the frontier; returns how many.
     pub fn boost_hub_neighbours(&mut self, top: usize) -> Result<usize> {
+        self.caches.known.clear();
         Ok(self.conn.execute(
             "UPDATE doc SET relevance = max(relevance, 2.0) WHERE status = 0 AND oid IN (
                SELECT l.oid_dst FROM link l

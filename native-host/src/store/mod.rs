@@ -191,8 +191,7 @@ pub struct Outcome {
 /// The crawl database.
 pub struct Store {
     conn: Connection,
-    /// host → (sid, pages crawled): the `server` table, cached for link insertion.
-    hosts: HashMap<String, (i64, i64)>,
+    caches: Caches,
     /// The last fetch sequence number given.
     seq: i64,
 }
@@ -219,23 +218,45 @@ fn server(
 /// the link that led to it.
 fn enqueue(
     tx: &rusqlite::Transaction<'_>,
-    hosts: &mut HashMap<String, (i64, i64)>,
+    caches: &mut Caches,
     u: &NewUrl,
     src: Option<(i64, i64)>,
     instances: &mut Vec<Instance>,
 ) -> Result<()> {
-    let (sid, crawled) = server(tx, hosts, &u.host)?;
-    let (oid_dst, dst_status, dst_relevance): (i64, i64, f64) = tx
-        .prepare_cached(
-            "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT(url) DO UPDATE SET relevance = CASE WHEN status = 0
-               THEN max(relevance, excluded.relevance) ELSE relevance END
-             RETURNING oid, status, relevance",
-        )?
-        .query_row(
-            params![u.url, sid, crawled, u.score, u.depth, rnd(&u.url)],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
+    let (sid, crawled) = server(tx, &mut caches.hosts, &u.host)?;
+    let known = match caches.known.get_mut(&u.url) {
+        Some(k) => {
+            // A URL seen before: skip the URL index unless its frontier score must rise.
+            if !k.fetched && u.score > k.relevance {
+                tx.prepare_cached(
+                    "UPDATE doc SET relevance = max(relevance, ?2) WHERE oid = ?1 AND status = 0",
+                )?
+                .execute(params![k.oid, u.score])?;
+                k.relevance = u.score;
+            }
+            *k
+        }
+        None => {
+            let (oid, st, relevance): (i64, i64, f64) = tx
+                .prepare_cached(
+                    "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(url) DO UPDATE SET relevance = CASE WHEN status = 0
+                       THEN max(relevance, excluded.relevance) ELSE relevance END
+                     RETURNING oid, status, relevance",
+                )?
+                .query_row(
+                    params![u.url, sid, crawled, u.score, u.depth, rnd(&u.url)],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )?;
+            let k = Known {
+                oid,
+                fetched: st == status::FETCHED,
+                relevance,
+            };
+            caches.remember(&u.url, k);
+            k
+        }
+    };
     if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
         let fresh = tx
             .prepare_cached(
@@ -244,18 +265,49 @@ fn enqueue(
             )?
             .execute(params![
                 oid_src,
-                oid_dst,
+                known.oid,
                 sid_src,
                 sid,
                 anchor,
                 u.features.as_deref().map(features_to_blob)
             ])?;
         // The target is already fetched: the critic's verdict is known, train on it now.
-        if let (1, status::FETCHED, Some(f)) = (fresh, dst_status, &u.features) {
-            instances.push((f.clone(), dst_relevance >= HIGH_RELEVANCE));
+        if let (1, true, Some(f)) = (fresh, known.fetched, &u.features) {
+            instances.push((f.clone(), known.relevance >= HIGH_RELEVANCE));
         }
     }
     Ok(())
+}
+
+/// What the store remembers of a URL it has seen, so repeated links skip the URL index.
+#[derive(Clone, Copy, Debug)]
+struct Known {
+    oid: i64,
+    /// Fetched (its relevance is then its own R(d)).
+    fetched: bool,
+    /// Its relevance as last written by this store.
+    relevance: f64,
+}
+
+/// URLs remembered at most; past that the memory starts afresh.
+const KNOWN_LIMIT: usize = 400_000;
+
+/// In-memory mirrors of the `server` table and of recently seen URLs. Every write through the
+/// store keeps them true; writes that change many rows at once (re-scoring, feedback) clear them.
+#[derive(Default)]
+struct Caches {
+    /// host → (sid, pages crawled).
+    hosts: HashMap<String, (i64, i64)>,
+    known: rustc_hash::FxHashMap<String, Known>,
+}
+
+impl Caches {
+    fn remember(&mut self, url: &str, k: Known) {
+        if self.known.len() >= KNOWN_LIMIT {
+            self.known.clear();
+        }
+        self.known.insert(url.to_owned(), k);
+    }
 }
 
 /// Unix time in seconds.
@@ -319,7 +371,7 @@ impl Store {
         })?;
         Ok(Store {
             conn,
-            hosts: HashMap::new(),
+            caches: Caches::default(),
             seq,
         })
     }
@@ -395,7 +447,7 @@ impl Store {
     pub fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
         let tx = self.conn.transaction()?;
         for s in seeds {
-            enqueue(&tx, &mut self.hosts, s, None, &mut Vec::new())?;
+            enqueue(&tx, &mut self.caches, s, None, &mut Vec::new())?;
         }
         tx.commit()?;
         Ok(())
@@ -483,9 +535,17 @@ impl Store {
                     .text
                     .as_ref()
                     .map(|t| lz4_flex::compress_prepend_size(t.as_bytes()));
-                let (old_hash, sid): (Option<String>, i64) = tx
-                    .prepare_cached("SELECT content_hash, sid FROM doc WHERE oid = ?1")?
-                    .query_row([o.oid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                let (old_hash, sid, url): (Option<String>, i64, String) = tx
+                    .prepare_cached("SELECT content_hash, sid, url FROM doc WHERE oid = ?1")?
+                    .query_row([o.oid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                self.caches.remember(
+                    &url,
+                    Known {
+                        oid: o.oid,
+                        fetched: true,
+                        relevance: o.relevance,
+                    },
+                );
                 let is_changed = old_hash != o.content_hash;
                 changed += usize::from(is_changed);
                 tx.prepare_cached(
@@ -506,7 +566,7 @@ impl Store {
                     i64::from(is_changed)
                 ])?;
                 for l in &o.links {
-                    enqueue(&tx, &mut self.hosts, l, Some((o.oid, sid)), &mut instances)?;
+                    enqueue(&tx, &mut self.caches, l, Some((o.oid, sid)), &mut instances)?;
                 }
                 continue;
             }
@@ -525,6 +585,7 @@ impl Store {
             } else {
                 o.status
             };
+            let url_for_cache = url.clone();
             let this_seq = if o.status == status::FETCHED {
                 seq += 1;
                 fetched.push((seq, url));
@@ -574,7 +635,7 @@ impl Store {
                     via: None,
                     features: None,
                 };
-                enqueue(&tx, &mut self.hosts, &alias, None, &mut instances)?;
+                enqueue(&tx, &mut self.caches, &alias, None, &mut instances)?;
                 tx.prepare_cached(
                     "UPDATE doc SET status = ?2, error = 'redirect-target' WHERE url = ?1 AND status = 0",
                 )?
@@ -591,14 +652,22 @@ impl Store {
                 }
             }
             if o.status == status::FETCHED {
+                self.caches.remember(
+                    &url_for_cache,
+                    Known {
+                        oid: o.oid,
+                        fetched: true,
+                        relevance: o.relevance,
+                    },
+                );
                 tx.prepare_cached("UPDATE server SET crawled = crawled + 1 WHERE sid = ?1")?
                     .execute([sid])?;
-                if let Some(h) = self.hosts.get_mut(&host) {
+                if let Some(h) = self.caches.hosts.get_mut(&host) {
                     h.1 += 1;
                 }
             }
             for l in &o.links {
-                enqueue(&tx, &mut self.hosts, l, Some((o.oid, sid)), &mut instances)?;
+                enqueue(&tx, &mut self.caches, l, Some((o.oid, sid)), &mut instances)?;
             }
         }
         tx.commit()?;
