@@ -296,24 +296,12 @@ pub async fn run(
         }
         let mut robustness = Vec::new();
         if cfg.robustness && !half_a.is_empty() && !half_b.is_empty() {
-            let a = crawl_once(
-                s,
-                model,
-                half_a,
-                &cfg.out.join(format!("{file}.half-a.db")),
-                cfg,
-            )
-            .await?
-            .0;
-            let b = crawl_once(
-                s,
-                model,
-                half_b,
-                &cfg.out.join(format!("{file}.half-b.db")),
-                cfg,
-            )
-            .await?
-            .0;
+            let mut runs = Vec::new();
+            for (tag, seeds) in [("a", half_a), ("b", half_b)] {
+                let db = cfg.out.join(format!("{file}.half-{tag}.db"));
+                runs.push(crawl_once(s, model, seeds, &db, cfg).await?.0);
+            }
+            let (a, b) = (&runs[0], &runs[1]);
             for n in checkpoints(cfg.pages as usize) {
                 if n > a.len() || n > b.len() {
                     break;
