@@ -4,8 +4,10 @@
  *
  * Plain DOM walking with no dependencies, so it runs in a content script, in an extension page
  * (on a document from DOMParser) and in tests alike. It mirrors what the native host's HTML
- * extractor keeps: the text nodes outside script, style, noscript, template and head, joined with
- * single spaces.
+ * extractor keeps for the classifier: the text nodes outside script, style, noscript, template
+ * and head, joined with single spaces, leaving out navigation boilerplate (nav, footer, aside,
+ * navigation/banner/contentinfo/complementary landmarks, and elements whose id or class has a
+ * word such as nav, menu, footer or sidebar) unless nothing else is left.
  *
  * `visibleText` is self-contained (no reference to anything outside its own body), so the
  * service worker can inject this very function into a tab with
@@ -16,9 +18,10 @@
  */
 
 /**
- * Returns the visible text of a document or element: its text nodes in document order, outside
- * `script`, `style`, `noscript`, `template` and `head`, with every run of whitespace collapsed to
- * one space and none at either end.
+ * Returns the main visible text of a document or element: its text nodes in document order,
+ * outside `script`, `style`, `noscript`, `template` and `head` and outside navigation
+ * boilerplate (all visible text when that leaves nothing), with every run of whitespace
+ * collapsed to one space and none at either end. The same rule as the host's `parse::walk`.
  *
  * @param {Document | Element} [root] the page (`document`, the default) or an element of one
  * @returns {string} the text, possibly empty
@@ -27,6 +30,11 @@ export function visibleText(root = document) {
   // Everything the walk needs lives in here: the function is also serialised by executeScript.
   /** Elements whose contents are never visible text. */
   const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'head']);
+  /** Navigation and page furniture: tags, landmark roles, and id/class words. */
+  const BOILER_TAGS = new Set(['nav', 'footer', 'aside']);
+  const BOILER_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary']);
+  const BOILER_WORDS = new Set(['nav', 'navbar', 'navigation', 'menu', 'footer', 'sidebar',
+    'breadcrumb', 'breadcrumbs']);
   const ELEMENT_NODE = 1;
   const TEXT_NODE = 3;
   const CDATA_SECTION_NODE = 4;
@@ -38,26 +46,57 @@ export function visibleText(root = document) {
   const isSkipped = (node) =>
     node.nodeType === ELEMENT_NODE && SKIPPED.has(/** @type {Element} */ (node).localName.toLowerCase());
 
+  /**
+   * Whether any word of `value` (split at '-', '_' and ASCII spaces) is in `set`, ignoring case.
+   * @param {string | null} value
+   * @param {Set<string>} set
+   */
+  const hasWord = (value, set) =>
+    !!value && value.split(/[-_ \t\n\f\r]/).some((w) => set.has(w.toLowerCase()));
+  /**
+   * Whether `node` is an element of navigation boilerplate.
+   * @param {Node} node
+   */
+  const isBoilerplate = (node) => {
+    if (node.nodeType !== ELEMENT_NODE) return false;
+    const el = /** @type {Element} */ (node);
+    return BOILER_TAGS.has(el.localName.toLowerCase()) ||
+      hasWord(el.getAttribute('role'), BOILER_ROLES) ||
+      hasWord(el.getAttribute('id'), BOILER_WORDS) ||
+      hasWord(el.getAttribute('class'), BOILER_WORDS);
+  };
+
   /** @type {Node | null} */
   const start = root.nodeType === DOCUMENT_NODE ? /** @type {Document} */ (root).documentElement : root;
   if (!start || isSkipped(start)) return '';
   /** @type {string[]} */
-  const parts = [];
+  const main = [];
+  /** @type {string[]} */
+  const all = [];
+  let boilerplateDepth = 0;
   // Iterative pre-order walk (no recursion: deep pages must not overflow the stack).
   /** @type {Node | null} */
   let node = start;
   while (node) {
     if (node.nodeType === TEXT_NODE || node.nodeType === CDATA_SECTION_NODE) {
       const words = (node.nodeValue || '').split(/\s+/).filter(Boolean);
-      if (words.length) parts.push(words.join(' '));
+      if (words.length) {
+        all.push(words.join(' '));
+        if (boilerplateDepth === 0) main.push(words.join(' '));
+      }
     }
     /** @type {Node | null} */
     let next = isSkipped(node) ? null : node.firstChild;
+    if (next && isBoilerplate(node)) boilerplateDepth++;
     while (!next && node && node !== start) {
       next = node.nextSibling;
-      if (!next) node = node.parentNode;
+      if (!next) {
+        node = node.parentNode;
+        // Leaving an element whose children were all visited.
+        if (node && node !== start && isBoilerplate(node)) boilerplateDepth--;
+      }
     }
     node = next;
   }
-  return parts.join(' ');
+  return (main.length ? main : all).join(' ');
 }

@@ -388,6 +388,28 @@ test('visibleText skips script/style/noscript/template/head and collapses whites
   assert.equal(r.empty, '');
 });
 
+test('visibleText leaves out navigation boilerplate, as the host does', async () => {
+  const r = await inPage(() => {
+    const g = /** @type {any} */ (globalThis);
+    const parse = (/** @type {string} */ h) => new DOMParser().parseFromString(h, 'text/html');
+    const page = parse('<body><div id="nav"><a href="/">Home</a> menu</div><nav>Sections</nav>' +
+      '<ul class="site-menu"><li>Links</li></ul><div role="navigation">Jump</div>' +
+      '<div id="content"><h1>Router</h1><p>forwards <b>packets</b></p>' +
+      '<aside>See also</aside><div class="navigator">kept</div></div>' +
+      '<div id="page_footer">Copyright</div><footer>Contact</footer></body>');
+    return {
+      page: g.visibleText(page),
+      onlyNav: g.visibleText(parse('<nav><a href="/a">Alpha</a> <a href="/b">Beta</a></nav>')),
+      navElement: g.visibleText(page.querySelector('nav')),
+      after: g.visibleText(parse('<div class="menu"><p>in</p></div><p>out</p>')),
+    };
+  });
+  assert.equal(r.page, 'Router forwards packets kept');
+  assert.equal(r.onlyNav, 'Alpha Beta');
+  assert.equal(r.navElement, 'Sections');
+  assert.equal(r.after, 'out');
+});
+
 test('toBytes(fromBytes(b)) is b byte for byte; good flags survive a round trip', async () => {
   const r = await inPage((texts) => {
     const g = /** @type {any} */ (globalThis);

@@ -211,6 +211,30 @@ fn learns_planted_topics_without_underflow() {
     assert!((total - 1.0).abs() < 1e-9);
 }
 
+/// Length normalisation: every example weighs the same, so one very long page cannot drown the
+/// short examples of its topic. With raw counts, Astronomy's θ(router) would be 1/2002 and
+/// "router kernel" would go to Systems.
+#[test]
+fn a_long_example_does_not_outweigh_short_ones() {
+    let mut tax = Taxonomy::new("root");
+    let sky = tax.ensure_path("/Astronomy", "").unwrap();
+    let sys = tax.ensure_path("/Systems", "").unwrap();
+    let mut m = Model::new(tax, TextOptions::default(), TrainOptions::default());
+    let docs = [
+        (sky, "telescope ".repeat(2000)),
+        (sky, "router router kernel kernel".to_string()),
+        (sys, "kernel scheduler thread".to_string()),
+        (sys, "scheduler thread socket".to_string()),
+    ];
+    for (i, (t, d)) in docs.iter().enumerate() {
+        m.add_example(*t, &format!("http://x.test/{i}"), d).unwrap();
+    }
+    let v = m
+        .classifier()
+        .classify("router kernel", &mut Scratch::new());
+    assert_eq!(v.best_leaf, "/Astronomy");
+}
+
 #[test]
 fn taxonomy_edits_update_the_model() {
     let mut tax = Taxonomy::new("root");
