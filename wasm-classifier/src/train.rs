@@ -1,6 +1,10 @@
 //! Training of one internal node: TAPER-style Fisher feature selection, then a multinomial
 //! naive Bayes over the node's children with Lidstone smoothing (focused-crawling-1999 §3.1).
 //!
+//! Each child's term distribution is shrunk towards the node's own (McCallum et al. 1998,
+//! "Improving text classification by shrinkage in a hierarchy of classes"): with ~30 examples
+//! per topic the children's estimates are noisy, and the parent's pooled estimate steadies them.
+//!
 //! Every example weighs the same: term counts enter θ as the example's relative frequencies,
 //! scaled to the node's average example length, so one long page cannot outvote the short
 //! ones of its topic (length normalisation; on FOLDOC it raised leaf accuracy by 3 points).
@@ -47,6 +51,10 @@ impl TrainOptions {
         Ok(())
     }
 }
+
+/// Weight of a child's own estimate against its parent's pooled one (FOLDOC leaf accuracy:
+/// 1.0 → .489, 0.9 → .494, 0.8 → .493).
+pub const SHRINKAGE: f64 = 0.9;
 
 /// The trained naive Bayes of one internal node.
 #[derive(Clone, Debug, PartialEq)]
@@ -142,12 +150,19 @@ pub fn train_node(
             .get(t)
             .map_or(0.0, |st| st.sum_x as f64 / FIXED_ONE * avg_len)
     };
+    // The node's pooled distribution over the features, the shrinkage target.
+    let pooled: Vec<f64> = features
+        .iter()
+        .map(|t| child_stats.iter().map(|s| count(s, t)).sum::<f64>() + opts.lidstone)
+        .collect();
+    let pooled_total: f64 = pooled.iter().sum();
     let mut log_theta = vec![0.0; features.len() * k];
     for (c, s) in child_stats.iter().enumerate() {
-        let total: f64 = features.iter().map(|t| count(s, t)).sum();
-        let denom = (total + opts.lidstone * nf).ln();
+        let total: f64 = features.iter().map(|t| count(s, t)).sum::<f64>() + opts.lidstone * nf;
         for (f, t) in features.iter().enumerate() {
-            log_theta[f * k + c] = (count(s, t) + opts.lidstone).ln() - denom;
+            let own = (count(s, t) + opts.lidstone) / total;
+            let p = SHRINKAGE * own + (1.0 - SHRINKAGE) * pooled[f] / pooled_total;
+            log_theta[f * k + c] = p.ln();
         }
     }
     NodeModel {
