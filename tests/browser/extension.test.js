@@ -489,6 +489,9 @@ test('(l) "Import bookmark folders" in the popup makes a topic with the bookmark
   await S.popup.click('#import-bookmarks');
   await S.popup.waitForSelector('li[data-path="/Imported"]', { timeout: 20_000 });
   assert.equal(await numAttr(S.popup, 'li[data-path="/Imported"] > .row .count', 'data-examples'), urls.length);
+  // The tree can show the topic before the import reports its summary: wait for the summary.
+  await S.popup.waitForFunction(() => !/adding/.test(document.querySelector('#import-status')?.textContent ?? ''),
+    null, { timeout: 20_000 });
   assert.match(await S.popup.textContent('#import-status') ?? '', /1 new topics, 3 examples \(0 pages read, the rest by title\)/);
   const host = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics);
   assert.equal(host.find((/** @type {any} */ t) => t.path === '/Imported')?.examples, urls.length, 'the host has them');
