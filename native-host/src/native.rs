@@ -439,6 +439,8 @@ impl Session {
                 Ok((r, p)) => {
                     let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
                     st.progress = p.clone();
+                    // The final counts, even for a crawl shorter than one progress period.
+                    let _ = out.send(json!({"type": "progress", "status": st.json()}));
                     format!("{r:?}")
                 }
                 Err(e) => format!("Error: {e}"),
