@@ -7,7 +7,8 @@
  * extractor keeps for the classifier: the text nodes outside script, style, noscript, template
  * and head, joined with single spaces, leaving out navigation boilerplate (nav, footer, aside,
  * navigation/banner/contentinfo/complementary landmarks, and elements whose id or class has a
- * word such as nav, menu, footer or sidebar) unless nothing else is left.
+ * word such as nav, menu, footer or sidebar, unless they hold main/article content) unless
+ * nothing else is left.
  *
  * `visibleText` is self-contained (no reference to anything outside its own body), so the
  * service worker can inject this very function into a tab with
@@ -69,6 +70,19 @@ export function visibleText(root = document) {
   /** @type {Node | null} */
   const start = root.nodeType === DOCUMENT_NODE ? /** @type {Document} */ (root).documentElement : root;
   if (!start || isSkipped(start)) return '';
+  // The main-content elements (main, article, role=main) and all their ancestors: a wrapper
+  // holding the main content is never boilerplate. Linear: the climb stops at a marked node.
+  /** @type {Set<Node>} */
+  const holders = new Set();
+  const scope = /** @type {ParentNode} */ (start.ownerDocument ?? start);
+  for (const el of scope.querySelectorAll('main, article, [role]')) {
+    const name = el.localName.toLowerCase();
+    if (name !== 'main' && name !== 'article' &&
+      !(el.getAttribute('role') ?? '').split(/[ \t\n\f\r]+/).some((w) => w.toLowerCase() === 'main')) continue;
+    /** @type {Node | null} */
+    let at = el;
+    while (at && !holders.has(at)) { holders.add(at); at = at.parentNode; }
+  }
   /** @type {string[]} */
   const main = [];
   /** @type {string[]} */
@@ -87,13 +101,13 @@ export function visibleText(root = document) {
     }
     /** @type {Node | null} */
     let next = isSkipped(node) ? null : node.firstChild;
-    if (next && isBoilerplate(node)) boilerplateDepth++;
+    if (next && isBoilerplate(node) && !holders.has(node)) boilerplateDepth++;
     while (!next && node && node !== start) {
       next = node.nextSibling;
       if (!next) {
         node = node.parentNode;
         // Leaving an element whose children were all visited.
-        if (node && node !== start && isBoilerplate(node)) boilerplateDepth--;
+        if (node && node !== start && isBoilerplate(node) && !holders.has(node)) boilerplateDepth--;
       }
     }
     node = next;

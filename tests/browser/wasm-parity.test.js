@@ -402,12 +402,18 @@ test('visibleText leaves out navigation boilerplate, as the host does', async ()
       onlyNav: g.visibleText(parse('<nav><a href="/a">Alpha</a> <a href="/b">Beta</a></nav>')),
       navElement: g.visibleText(page.querySelector('nav')),
       after: g.visibleText(parse('<div class="menu"><p>in</p></div><p>out</p>')),
+      wrapper: g.visibleText(parse('<div class="content-sidebar-wrap"><main><p>Body text</p></main>' +
+        '<aside class="sidebar">Widgets</aside></div><div id="footer">Legal</div>')),
+      deep: g.visibleText(parse('<div class=nav>'.repeat(2000) + '<main>x</main>' + '</div>'.repeat(2000) +
+        '<div class=nav>y</div>')),
     };
   });
   assert.equal(r.page, 'Router forwards packets kept');
   assert.equal(r.onlyNav, 'Alpha Beta');
   assert.equal(r.navElement, 'Sections');
   assert.equal(r.after, 'out');
+  assert.equal(r.wrapper, 'Body text');
+  assert.equal(r.deep, 'x');
 });
 
 test('toBytes(fromBytes(b)) is b byte for byte; good flags survive a round trip', async () => {
