@@ -30,7 +30,7 @@ fn top(path: &str) -> &str {
 }
 
 /// The held-out pages: labelled, not examples, sorted by URL; with their visible text.
-pub fn held_out(web: &MiniWeb) -> Vec<(String, Vec<String>, String)> {
+pub fn held_out(web: &MiniWeb) -> Vec<HeldOut> {
     let examples: HashSet<&str> = web.examples.iter().map(|(_, u)| u.as_str()).collect();
     let mut urls: Vec<&String> = web
         .labels
@@ -46,41 +46,100 @@ pub fn held_out(web: &MiniWeb) -> Vec<(String, Vec<String>, String)> {
         .collect()
 }
 
+/// Correct answers of a classifier over some pages.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    pages: usize,
+    leaf_ok: usize,
+    top_ok: usize,
+    labels: usize,
+}
+
+impl Tally {
+    fn add(&mut self, o: Tally) {
+        self.pages += o.pages;
+        self.leaf_ok += o.leaf_ok;
+        self.top_ok += o.top_ok;
+        self.labels += o.labels;
+    }
+
+    fn accuracy(&self, name: &str, features: usize) -> Accuracy {
+        let n = self.pages.max(1) as f64;
+        let precision = self.leaf_ok as f64 / n;
+        let recall = self.leaf_ok as f64 / self.labels.max(1) as f64;
+        Accuracy {
+            name: name.into(),
+            pages: self.pages,
+            leaf_accuracy: precision,
+            top_accuracy: self.top_ok as f64 / n,
+            micro_f1: if precision + recall > 0.0 {
+                2.0 * precision * recall / (precision + recall)
+            } else {
+                0.0
+            },
+            features,
+        }
+    }
+}
+
+fn tally(model: &mut Model, pages: &[&HeldOut], leaf_of: &impl Fn(&str) -> String) -> Tally {
+    let c = model.classifier();
+    let mut scratch = Scratch::new();
+    let mut t = Tally::default();
+    for (_, labels, text) in pages {
+        let best = leaf_of(&c.classify(text, &mut scratch).best_leaf);
+        t.pages += 1;
+        t.labels += labels.len();
+        t.leaf_ok += usize::from(labels.contains(&best));
+        t.top_ok += usize::from(labels.iter().any(|l| top(l) == top(&best)));
+    }
+    t
+}
+
+/// A held-out page: URL, its labels, its main text.
+pub type HeldOut = (String, Vec<String>, String);
+
 /// Scores `model` on `pages`; `leaf_of` maps the model's best leaf back to a taxonomy path.
 pub fn score(
     name: &str,
     model: &mut Model,
-    pages: &[(String, Vec<String>, String)],
+    pages: &[HeldOut],
     leaf_of: impl Fn(&str) -> String,
 ) -> Accuracy {
-    let c = model.classifier();
-    let mut scratch = Scratch::new();
-    let (mut leaf_ok, mut top_ok, mut labels_total) = (0usize, 0usize, 0usize);
-    for (_, labels, text) in pages {
-        let best = leaf_of(&c.classify(text, &mut scratch).best_leaf);
-        labels_total += labels.len();
-        if labels.contains(&best) {
-            leaf_ok += 1;
-        }
-        if labels.iter().any(|l| top(l) == top(&best)) {
-            top_ok += 1;
+    let all: Vec<&HeldOut> = pages.iter().collect();
+    let t = tally(model, &all, &leaf_of);
+    t.accuracy(name, model.classifier().feature_count())
+}
+
+/// Scores `model` after one round of self-training ([`Model::self_train`]) on unlabelled
+/// pages, by two-fold cross-fitting: each half of `pages` is classified by a copy of the model
+/// self-trained on the other half's text (never its labels), so no page is classified by a
+/// model that has seen it. The features reported are those of the first fold's model.
+pub fn score_self_trained(
+    name: &str,
+    model: &Model,
+    pages: &[HeldOut],
+    leaf_of: impl Fn(&str) -> String,
+    min_p: f64,
+) -> Accuracy {
+    let mut total = Tally::default();
+    let mut features = 0;
+    for fold in 0..2 {
+        let (test, pool): (Vec<(usize, &HeldOut)>, Vec<(usize, &HeldOut)>) =
+            pages.iter().enumerate().partition(|(i, _)| i % 2 == fold);
+        let unlabelled: Vec<(String, String)> = pool
+            .iter()
+            .map(|(_, (url, _, text))| (url.clone(), text.clone()))
+            .collect();
+        let mut m = model.clone();
+        let _ = m.self_train(&unlabelled, min_p);
+        let test: Vec<&HeldOut> = test.into_iter().map(|(_, p)| p).collect();
+        total.add(tally(&mut m, &test, &leaf_of));
+        if fold == 0 {
+            features = m.classifier().feature_count();
         }
     }
-    let n = pages.len().max(1) as f64;
-    let precision = leaf_ok as f64 / n;
-    let recall = leaf_ok as f64 / labels_total.max(1) as f64;
-    Accuracy {
-        name: name.into(),
-        pages: pages.len(),
-        leaf_accuracy: precision,
-        top_accuracy: top_ok as f64 / n,
-        micro_f1: if precision + recall > 0.0 {
-            2.0 * precision * recall / (precision + recall)
-        } else {
-            0.0
-        },
-        features: c.feature_count(),
-    }
+    total.accuracy(name, features)
 }
 
 /// The flat baseline: the same naive Bayes with every leaf a child of the root and no feature

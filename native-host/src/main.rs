@@ -38,6 +38,10 @@ struct TrainArgs {
     /// Stem words (Snowball English); off by default, it lowered accuracy on FOLDOC.
     #[arg(long)]
     stem: bool,
+    /// Self-training: the least probability of its best leaf for an unlabelled page to become
+    /// an example of it.
+    #[arg(long, default_value_t = Model::SELF_TRAIN_MIN_P)]
+    self_train_min_p: f64,
 }
 
 impl TrainArgs {
@@ -72,6 +76,10 @@ enum Cmd {
         /// Where to write the model.
         #[arg(long)]
         out: PathBuf,
+        /// Then self-train once on the fetched pages of these crawl databases (semi-supervised:
+        /// confident pages become examples of their best leaf).
+        #[arg(long, value_name = "DB")]
+        self_train_from: Vec<PathBuf>,
         #[command(flatten)]
         opts: TrainArgs,
     },
@@ -256,6 +264,10 @@ enum Cmd {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Also score both classifiers after self-training on the other held-out pages' text
+        /// (two-fold cross-fitting: no page is classified by a model that has read it).
+        #[arg(long)]
+        self_train: bool,
         #[command(flatten)]
         opts: TrainArgs,
     },
@@ -304,10 +316,11 @@ fn main() -> Result<()> {
             bookmarks,
             proxy,
             out,
+            self_train_from,
             opts,
         } => {
             let (text, train) = opts.options();
-            let (model, skipped) = if let Some(file) = bookmarks {
+            let (mut model, skipped) = if let Some(file) = bookmarks {
                 let html =
                     std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
                 let html = String::from_utf8_lossy(&html);
@@ -330,6 +343,18 @@ fn main() -> Result<()> {
             }
             if model.example_count() == 0 {
                 bail!("no examples could be read; nothing to train");
+            }
+            for db in &self_train_from {
+                let conn = forager::store::Store::open_read_only(db)
+                    .with_context(|| format!("opening {}", db.display()))?;
+                let pages = forager::store::fetched_texts(&conn)
+                    .with_context(|| format!("reading {}", db.display()))?;
+                let added = model.self_train(&pages, opts.self_train_min_p)?;
+                eprintln!(
+                    "self-trained on {}: {added} of {} fetched pages became examples",
+                    db.display(),
+                    pages.len()
+                );
             }
             write_model(&model, &out)?;
         }
@@ -588,7 +613,12 @@ fn main() -> Result<()> {
                 .with_context(|| format!("writing {}", out.display()))?;
             eprintln!("wrote {} files under {}", web.files.len(), out.display());
         }
-        Cmd::Eval { web, json, opts } => {
+        Cmd::Eval {
+            web,
+            json,
+            self_train,
+            opts,
+        } => {
             let web = MiniWeb::open(&web)?;
             let (text, train) = opts.options();
             let t0 = std::time::Instant::now();
@@ -596,10 +626,27 @@ fn main() -> Result<()> {
             let train_ms = t0.elapsed().as_secs_f64() * 1e3;
             let pages = accuracy::held_out(&web);
             let mut flat = accuracy::flat_from_miniweb(&web, &hier);
-            let rows = vec![
+            let mut rows = vec![
                 accuracy::score("hierarchical", &mut hier, &pages, str::to_owned),
                 accuracy::score("flat", &mut flat, &pages, accuracy::unflatten),
             ];
+            if self_train {
+                let p = opts.self_train_min_p;
+                rows.push(accuracy::score_self_trained(
+                    "hier+self",
+                    &hier,
+                    &pages,
+                    str::to_owned,
+                    p,
+                ));
+                rows.push(accuracy::score_self_trained(
+                    "flat+self",
+                    &flat,
+                    &pages,
+                    accuracy::unflatten,
+                    p,
+                ));
+            }
             let size = hier.to_bytes().len();
             if json {
                 println!(

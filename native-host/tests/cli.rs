@@ -45,6 +45,73 @@ fn train_then_classify_json() {
     assert_eq!(v["input"], file.to_str().unwrap());
 }
 
+/// `train --self-train-from DB` adds confident fetched pages of a crawl as examples, and
+/// `eval --self-train` scores both classifiers that way on every held-out page.
+#[test]
+fn self_training_from_a_crawl_and_in_eval() {
+    let dir = tmp("selftrain");
+    let web = gen_web(&dir);
+    let db = dir.join("c.db");
+    run(forager()
+        .args([
+            "crawl",
+            "--task",
+            "astronomy",
+            "--pages",
+            "150",
+            "--deterministic",
+            "--web",
+        ])
+        .arg(&web)
+        .arg("--db")
+        .arg(&db));
+    let (plain, refined) = (dir.join("plain.fgm"), dir.join("refined.fgm"));
+    run(forager()
+        .arg("train")
+        .arg("--web")
+        .arg(&web)
+        .arg("--out")
+        .arg(&plain));
+    run(forager()
+        .arg("train")
+        .arg("--web")
+        .arg(&web)
+        .arg("--out")
+        .arg(&refined)
+        .arg("--self-train-from")
+        .arg(&db));
+    let load =
+        |p: &Path| forager_classifier::Model::from_bytes(&std::fs::read(p).unwrap()).unwrap();
+    let (plain, refined) = (load(&plain), load(&refined));
+    let fetched = run(forager()
+        .arg("sql")
+        .arg(&db)
+        .arg("SELECT url FROM doc WHERE status = 2"));
+    let fetched: std::collections::HashSet<&str> = fetched.lines().skip(1).collect();
+    let old: std::collections::HashSet<String> =
+        plain.examples().into_iter().map(|e| e.url).collect();
+    let new: Vec<String> = refined
+        .examples()
+        .into_iter()
+        .map(|e| e.url)
+        .filter(|u| !old.contains(u))
+        .collect();
+    assert!(new.len() > 50, "only {} pages were added", new.len());
+    assert!(new.iter().all(|u| fetched.contains(u.as_str())));
+
+    let out = run(forager()
+        .args(["eval", "--json", "--self-train", "--web"])
+        .arg(&web));
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["hierarchical", "flat", "hier+self", "flat+self"]);
+    for r in rows {
+        assert_eq!(r["pages"], rows[0]["pages"], "{r}");
+        assert!(r["leaf_accuracy"].as_f64().unwrap() > 0.9, "{r}");
+    }
+}
+
 #[test]
 fn bad_model_is_a_clear_error() {
     let dir = tmp("bad");

