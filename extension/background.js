@@ -249,6 +249,14 @@ export async function handle(msg) {
       crawl.addPages(r.pages);
       return r;
     }
+    case 'self_train': {
+      // The host learns from its crawl; the extension then takes the host's model.
+      requireHost();
+      const r = await port.request('self_train', {});
+      await models.refreshFromHost(port);
+      await afterModelChange();
+      return r;
+    }
     case 'reconnect': port.reconnectNow(); return port.state;
     default: throw new Error(`unknown request ${JSON.stringify(/** @type {any} */ (msg).type)}`);
   }

@@ -139,6 +139,20 @@ button('import-bookmarks').addEventListener('click', () => act(button('import-bo
   showTopics(s.model.topics);
 }));
 
+button('self-train').addEventListener('click', () => act(button('self-train'), async () => {
+  const status = $('self-train-status');
+  status.textContent = 'learning from the crawl…';
+  try {
+    const r = await send({ type: 'self_train' });
+    status.textContent = `${r.added} of ${r.pages} crawled pages became examples`;
+  } catch (e) {
+    status.textContent = '';
+    throw e;
+  }
+  const s = /** @type {State} */ (await send({ type: 'get_state' }));
+  showTopics(s.model.topics);
+}));
+
 button('start-crawl').addEventListener('click', () => act(button('start-crawl'), async () => {
   const seeds = /** @type {HTMLTextAreaElement} */ ($('seeds')).value.split(/\s+/).filter((u) => /^https?:\/\//i.test(u));
   /** @type {import('./lib/protocol.js').CrawlOptions} */

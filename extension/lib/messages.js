@@ -55,6 +55,7 @@
  *   | {type: 'status'}
  *   | {type: 'hubs'}
  *   | {type: 'recent_pages'}
+ *   | {type: 'self_train'}
  *   | {type: 'reconnect'}} UiRequest
  */
 

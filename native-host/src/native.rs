@@ -172,6 +172,12 @@ pub enum Request {
         #[serde(default = "default_top")]
         top: u64,
     },
+    /// Self-trains the model once on the crawl's fetched pages ([`Model::self_train`]).
+    SelfTrain {
+        /// Least probability of its best leaf for a page to become an example of it.
+        #[serde(default = "default_min_p")]
+        min_p: f64,
+    },
     /// Recently fetched pages, oldest first.
     RecentPages {
         /// How many.
@@ -186,6 +192,10 @@ fn default_top() -> u64 {
 
 fn default_recent() -> u64 {
     300
+}
+
+fn default_min_p() -> f64 {
+    Model::SELF_TRAIN_MIN_P
 }
 
 /// The fields of `start_crawl`.
@@ -332,6 +342,22 @@ impl Session {
             Request::Status {} => Ok(json!({"status": self.status()})),
             Request::Hubs { top } => {
                 hubs(&self.paths, top.min(200) as usize).map_err(|e| e.to_string())
+            }
+            Request::SelfTrain { min_p } => {
+                if !self.paths.db().exists() {
+                    return Err("no crawl yet: nothing to learn from".into());
+                }
+                let pages = read_only(&self.paths)
+                    .and_then(|c| crate::store::fetched_texts(&c))
+                    .map_err(|e| e.to_string())?;
+                let added = self
+                    .model
+                    .self_train(&pages, min_p)
+                    .map_err(|e| e.to_string())?;
+                let mut r = edited(self)?;
+                r["added"] = json!(added);
+                r["pages"] = json!(pages.len());
+                Ok(r)
             }
             Request::RecentPages { limit } => {
                 let pages =

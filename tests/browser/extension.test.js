@@ -450,6 +450,30 @@ test('(f2) "crawl more from here" on a hub starts a crawl with the remembered op
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
 });
 
+test('(m) "Learn from the crawl" makes confident crawled pages examples, on the host and in the extension', async () => {
+  assert.ok(S.popup);
+  /** @param {any[]} topics */
+  const examples = (topics) => topics.reduce((n, t) => n + t.examples, 0);
+  const hostBefore = examples(await inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics));
+  await S.popup.click('#self-train');
+  await S.popup.waitForFunction(() => /became examples/.test(document.querySelector('#self-train-status')?.textContent ?? ''),
+    null, { timeout: 30_000 });
+  const m = (await S.popup.textContent('#self-train-status') ?? '').match(/^(\d+) of (\d+) crawled pages/);
+  assert.ok(m, 'status line');
+  const [added, pages] = [Number(m[1]), Number(m[2])];
+  assert.ok(pages > 0 && added > 0 && added <= pages, `${added} of ${pages}`);
+  const host = examples(await inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics));
+  assert.equal(host, hostBefore + added, 'the host model has the new examples');
+  const local = await inWorker(async () => {
+    const f = /** @type {any} */ (globalThis).forager;
+    return { topics: await f.models.topics(), source: f.models.source };
+  });
+  assert.equal(examples(local.topics), host, 'the extension took the host model');
+  assert.equal(local.source, 'host');
+});
+
 test('(h) screenshots of the popup and the side panel', async () => {
   assert.ok(S.popup && S.panel);
   await mkdir(OUT, { recursive: true });
