@@ -125,15 +125,17 @@ pub fn score_self_trained(
     let mut total = Tally::default();
     let mut features = 0;
     for fold in 0..2 {
-        let (test, pool): (Vec<(usize, &HeldOut)>, Vec<(usize, &HeldOut)>) =
-            pages.iter().enumerate().partition(|(i, _)| i % 2 == fold);
-        let unlabelled: Vec<(String, String)> = pool
-            .iter()
+        let in_fold = |i: usize| i % 2 == fold;
+        let test: Vec<&HeldOut> = (pages.iter().enumerate())
+            .filter(|(i, _)| in_fold(*i))
+            .map(|(_, p)| p)
+            .collect();
+        let unlabelled: Vec<(String, String)> = (pages.iter().enumerate())
+            .filter(|(i, _)| !in_fold(*i))
             .map(|(_, (url, _, text))| (url.clone(), text.clone()))
             .collect();
         let mut m = model.clone();
         let _ = m.self_train(&unlabelled, min_p);
-        let test: Vec<&HeldOut> = test.into_iter().map(|(_, p)| p).collect();
         total.add(tally(&mut m, &test, &leaf_of));
         if fold == 0 {
             features = m.classifier().feature_count();
