@@ -30,6 +30,12 @@ fn html_like() -> impl Strategy<Value = String> {
         Just("</div>".to_string()),
         Just("<!--".to_string()),
         Just("<img>".to_string()),
+        Just("<nav>".to_string()),
+        Just("</nav>".to_string()),
+        Just("<div class=\"site-menu\">".to_string()),
+        Just("<main>".to_string()),
+        Just("</main>".to_string()),
+        Just("<footer>".to_string()),
         "[a-z /.#?<>=\"']{0,12}",
         any::<String>(),
     ];
@@ -68,6 +74,17 @@ proptest! {
         for l in &p.links {
             prop_assert!(l.leaf_range.0 <= l.leaf_range.1 && l.leaf_range.1 <= p.leaves.len());
             prop_assert!(matches!(l.url.scheme(), "http" | "https"));
+        }
+        // The main text is drawn from the leaves (boilerplate leaves left out): every word of it
+        // is a word of some leaf, as often at most.
+        let mut words: std::collections::HashMap<&str, i64> = Default::default();
+        for w in p.leaves.iter().flat_map(|l| l.split(' ')) {
+            *words.entry(w).or_default() += 1;
+        }
+        for w in p.text.text.split(' ').filter(|w| !w.is_empty()) {
+            let n = words.entry(w).or_default();
+            *n -= 1;
+            prop_assert!(*n >= 0, "{:?} is not from the leaves", w);
         }
     }
 
