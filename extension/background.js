@@ -32,6 +32,8 @@ const CRAWL_OPTIONS_KEY = 'crawlOptions';
 const LAST_KEY = 'lastClassification';
 /** stop_crawl waits for the crawl to wind down. */
 const STOP_TIMEOUT_MS = 120_000;
+/** Self-training classifies every page of the crawl: allow it minutes, not seconds. */
+const SELF_TRAIN_TIMEOUT_MS = 600_000;
 
 const port = new HostPort();
 const models = new ModelStore();
@@ -250,12 +252,15 @@ export async function handle(msg) {
       return r;
     }
     case 'self_train': {
-      // The host learns from its crawl; the extension then takes the host's model.
+      // The host learns from its crawl; the extension then takes the host's model, also when
+      // the reply is late or an error (the host may have changed its model all the same).
       requireHost();
-      const r = await port.request('self_train', {});
-      await models.refreshFromHost(port);
-      await afterModelChange();
-      return r;
+      try {
+        return await port.request('self_train', {}, { timeoutMs: SELF_TRAIN_TIMEOUT_MS });
+      } finally {
+        await models.refreshFromHost(port).catch(() => {});
+        await afterModelChange();
+      }
     }
     case 'reconnect': port.reconnectNow(); return port.state;
     default: throw new Error(`unknown request ${JSON.stringify(/** @type {any} */ (msg).type)}`);

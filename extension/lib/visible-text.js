@@ -70,18 +70,33 @@ export function visibleText(root = document) {
   /** @type {Node | null} */
   const start = root.nodeType === DOCUMENT_NODE ? /** @type {Document} */ (root).documentElement : root;
   if (!start || isSkipped(start)) return '';
-  // The main-content elements (main, article, role=main) and all their ancestors: a wrapper
-  // holding the main content is never boilerplate. Linear: the climb stops at a marked node.
+  /**
+   * Whether `node` is main content: `main`, `article` or `role=main`.
+   * @param {Node} node
+   */
+  const isMainContent = (node) => {
+    if (node.nodeType !== ELEMENT_NODE) return false;
+    const el = /** @type {Element} */ (node);
+    const name = el.localName.toLowerCase();
+    return name === 'main' || name === 'article' ||
+      (el.getAttribute('role') ?? '').split(/[ \t\n\f\r]+/).some((w) => w.toLowerCase() === 'main');
+  };
+  // The main-content elements under `start` (not inside skipped elements) and all their
+  // ancestors: a wrapper holding the main content is never boilerplate. Linear: the climb
+  // stops at a node already marked.
   /** @type {Set<Node>} */
   const holders = new Set();
-  const scope = /** @type {ParentNode} */ (start.ownerDocument ?? start);
-  for (const el of scope.querySelectorAll('main, article, [role]')) {
-    const name = el.localName.toLowerCase();
-    if (name !== 'main' && name !== 'article' &&
-      !(el.getAttribute('role') ?? '').split(/[ \t\n\f\r]+/).some((w) => w.toLowerCase() === 'main')) continue;
-    /** @type {Node | null} */
-    let at = el;
-    while (at && !holders.has(at)) { holders.add(at); at = at.parentNode; }
+  /** @type {Node[]} */
+  const stack = [start];
+  while (stack.length) {
+    const n = /** @type {Node} */ (stack.pop());
+    if (isSkipped(n)) continue;
+    if (isMainContent(n)) {
+      /** @type {Node | null} */
+      let at = n;
+      while (at && !holders.has(at)) { holders.add(at); at = at.parentNode; }
+    }
+    for (let c = n.firstChild; c; c = c.nextSibling) stack.push(c);
   }
   /** @type {string[]} */
   const main = [];
@@ -93,7 +108,8 @@ export function visibleText(root = document) {
   let node = start;
   while (node) {
     if (node.nodeType === TEXT_NODE || node.nodeType === CDATA_SECTION_NODE) {
-      const words = (node.nodeValue || '').split(/\s+/).filter(Boolean);
+      // Rust's White_Space plus U+FEFF on both sides: JavaScript's \s lacks U+0085.
+      const words = (node.nodeValue || '').split(/[\s\u0085]+/).filter(Boolean);
       if (words.length) {
         all.push(words.join(' '));
         if (boilerplateDepth === 0) main.push(words.join(' '));

@@ -121,7 +121,7 @@ pub fn score_self_trained(
     pages: &[HeldOut],
     leaf_of: impl Fn(&str) -> String,
     min_p: f64,
-) -> Accuracy {
+) -> forager_classifier::Result<Accuracy> {
     let mut total = Tally::default();
     let mut features = 0;
     for fold in 0..2 {
@@ -130,18 +130,17 @@ pub fn score_self_trained(
             .filter(|(i, _)| in_fold(*i))
             .map(|(_, p)| p)
             .collect();
-        let unlabelled: Vec<(String, String)> = (pages.iter().enumerate())
+        let unlabelled = (pages.iter().enumerate())
             .filter(|(i, _)| !in_fold(*i))
-            .map(|(_, (url, _, text))| (url.clone(), text.clone()))
-            .collect();
+            .map(|(_, (url, _, text))| (url.clone(), text.clone()));
         let mut m = model.clone();
-        let _ = m.self_train(&unlabelled, min_p);
+        m.self_train(unlabelled, min_p)?;
         total.add(tally(&mut m, &test, &leaf_of));
         if fold == 0 {
             features = m.classifier().feature_count();
         }
     }
-    total.accuracy(name, features)
+    Ok(total.accuracy(name, features))
 }
 
 /// The flat baseline: the same naive Bayes with every leaf a child of the root and no feature

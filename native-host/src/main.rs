@@ -344,16 +344,23 @@ fn main() -> Result<()> {
             if model.example_count() == 0 {
                 bail!("no examples could be read; nothing to train");
             }
-            for db in &self_train_from {
-                let conn = forager::store::Store::open_read_only(db)
-                    .with_context(|| format!("opening {}", db.display()))?;
-                let pages = forager::store::fetched_texts(&conn)
-                    .with_context(|| format!("reading {}", db.display()))?;
-                let added = model.self_train(&pages, opts.self_train_min_p)?;
+            if !self_train_from.is_empty() {
+                // One round over all the crawls' pages together.
+                let mut t = model.self_trainer(opts.self_train_min_p)?;
+                let mut pages = 0usize;
+                for db in &self_train_from {
+                    let conn = forager::store::Store::open_read_only(db)
+                        .with_context(|| format!("opening {}", db.display()))?;
+                    forager::store::each_fetched_text(&conn, |url, text| -> Result<()> {
+                        pages += 1;
+                        t.offer(url, text)?;
+                        Ok(())
+                    })
+                    .with_context(|| format!("self-training on {}", db.display()))?;
+                }
                 eprintln!(
-                    "self-trained on {}: {added} of {} fetched pages became examples",
-                    db.display(),
-                    pages.len()
+                    "self-training: {} of {pages} fetched pages became examples",
+                    t.added()
                 );
             }
             write_model(&model, &out)?;
@@ -638,14 +645,14 @@ fn main() -> Result<()> {
                     &pages,
                     str::to_owned,
                     p,
-                ));
+                )?);
                 rows.push(accuracy::score_self_trained(
                     "flat+self",
                     &flat,
                     &pages,
                     accuracy::unflatten,
                     p,
-                ));
+                )?);
             }
             let size = hier.to_bytes().len();
             if json {

@@ -347,16 +347,25 @@ impl Session {
                 if !self.paths.db().exists() {
                     return Err("no crawl yet: nothing to learn from".into());
                 }
-                let pages = read_only(&self.paths)
-                    .and_then(|c| crate::store::fetched_texts(&c))
-                    .map_err(|e| e.to_string())?;
-                let added = self
-                    .model
-                    .self_train(&pages, min_p)
+                let (paths, model) = (&self.paths, &mut self.model);
+                // Reading and classifying every fetched page is blocking work.
+                let (added, pages) =
+                    off_the_runtime(|| -> Result<_, Box<dyn std::error::Error>> {
+                        let conn = read_only(paths)?;
+                        let mut t = model.self_trainer(min_p)?;
+                        let mut pages = 0usize;
+                        crate::store::each_fetched_text(&conn, |url, text| {
+                            pages += 1;
+                            t.offer(url, text)
+                                .map(|_| ())
+                                .map_err(Box::<dyn std::error::Error>::from)
+                        })?;
+                        Ok((t.added(), pages))
+                    })
                     .map_err(|e| e.to_string())?;
                 let mut r = edited(self)?;
                 r["added"] = json!(added);
-                r["pages"] = json!(pages.len());
+                r["pages"] = json!(pages);
                 Ok(r)
             }
             Request::RecentPages { limit } => {
@@ -529,6 +538,14 @@ fn db_progress(paths: &HostPaths) -> Option<Progress> {
         errors,
         ..Progress::default()
     })
+}
+
+/// Runs blocking work without stalling the runtime's other tasks (the crawl, the event pump).
+fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
 }
 
 fn read_only(paths: &HostPaths) -> Result<rusqlite::Connection, crate::store::StoreError> {

@@ -66,12 +66,24 @@ fn is_main_content(e: &scraper::node::Element) -> bool {
 /// The main-content elements and all their ancestors: a wrapper such as
 /// `<div class="content-sidebar-wrap">` that holds the main content is not boilerplate.
 /// One pass, linear even on hostile nesting (the walk up stops at a node already marked).
+/// Main content inside hidden elements (`template`, `noscript`, ...) does not count, as in the
+/// browser, where a template's content is not part of the document.
 fn main_content_holders(doc: &Html) -> HashSet<ego_tree::NodeId> {
-    let mut holders = HashSet::new();
-    for node in doc.tree.nodes() {
-        if !node.value().as_element().is_some_and(is_main_content) {
-            continue;
+    let mut mains = Vec::new();
+    let mut stack = vec![doc.tree.root()];
+    while let Some(node) = stack.pop() {
+        if let Some(e) = node.value().as_element() {
+            if HIDDEN.contains(&e.name()) {
+                continue;
+            }
+            if is_main_content(e) {
+                mains.push(node);
+            }
         }
+        stack.extend(node.children());
+    }
+    let mut holders = HashSet::new();
+    for node in mains {
         let mut at = Some(node);
         while let Some(n) = at {
             if !holders.insert(n.id()) {
@@ -128,9 +140,15 @@ pub struct ParsedPage {
     pub meta_noindex: bool,
 }
 
+/// Whitespace for collapsing text: Unicode White_Space plus U+FEFF, the same set as the
+/// extension's `/[\s\u0085]+/` (JavaScript's `\s` has U+FEFF but not U+0085).
+fn is_space(c: char) -> bool {
+    c.is_whitespace() || c == '\u{FEFF}'
+}
+
 /// Appends `s` to `out` with runs of whitespace collapsed to one space.
 fn push_collapsed(out: &mut String, s: &str) {
-    for word in s.split_whitespace() {
+    for word in s.split(is_space).filter(|w| !w.is_empty()) {
         if !out.is_empty() {
             out.push(' ');
         }
@@ -313,12 +331,34 @@ mod tests {
         );
         assert_eq!(w.text, "Body text");
         // Deeply nested boilerplate around the main content: none of it is boilerplate.
+        // (400 deep: Chromium re-parents nodes past 512 levels, html5ever does not.)
         let deep = format!(
             "{}<main>x</main>{}<div class=nav>y</div>",
-            "<div class=nav>".repeat(2_000),
-            "</div>".repeat(2_000)
+            "<div class=nav>".repeat(400),
+            "</div>".repeat(400)
         );
         assert_eq!(page_text(&deep).text, "x");
+        // Main content hidden in a template or noscript does not save its wrapper; an empty
+        // boilerplate element changes nothing; role=main and article count as main content.
+        let cases = [
+            (
+                "<div class=\"sidebar\">Widgets<template><main></main></template></div><p>Body</p>",
+                "Body",
+            ),
+            (
+                "<div class=\"sidebar\">Widgets<noscript><article>a</article></noscript></div><p>Body</p>",
+                "Body",
+            ),
+            ("<div class=nav></div><p>x</p>", "x"),
+            ("<div id=menu><div role=main>m</div></div><nav>n</nav>", "m"),
+            ("<div class=\"nav\"><article>a</article></div><footer>f</footer>", "a"),
+            // U+FEFF and U+0085 are whitespace on both sides: a stray BOM is no main text.
+            ("<nav>Home</nav>\u{FEFF}", "Home"),
+            ("<p>a\u{85}b\u{FEFF}c</p>", "a b c"),
+        ];
+        for (html, want) in cases {
+            assert_eq!(page_text(html).text, want, "{html}");
+        }
         // A page of nothing but navigation keeps all its text.
         let q = page_text(r#"<nav><a href="/a">Alpha</a> <a href="/b">Beta</a></nav>"#);
         assert_eq!(q.text, "Alpha Beta");

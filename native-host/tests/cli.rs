@@ -110,6 +110,19 @@ fn self_training_from_a_crawl_and_in_eval() {
         assert_eq!(r["pages"], rows[0]["pages"], "{r}");
         assert!(r["leaf_accuracy"].as_f64().unwrap() > 0.9, "{r}");
     }
+    // Self-trained models know words of the unlabelled pages that no example has.
+    let features = |i: usize| rows[i]["features"].as_u64().unwrap();
+    assert!(
+        features(2) > features(0) && features(3) > features(1),
+        "{v}"
+    );
+    let bad = forager()
+        .args(["eval", "--self-train", "--self-train-min-p", "2", "--web"])
+        .arg(&web)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("min_p 2 is not in [0, 1]"));
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// First bytes of every model file.
 pub const MAGIC: &[u8; 8] = b"FORAGERM";
 /// Current format version.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 /// Largest model accepted, a guard against hostile input.
 pub const MAX_MODEL_BYTES: usize = 256 << 20;
 
@@ -34,6 +34,15 @@ struct ModelFile {
     topics: Vec<Topic>,
     vocab: Vec<String>,
     examples: Vec<ExampleRec>,
+}
+
+/// Version 2 adds which examples came from self-training; a model without any is written as
+/// version 1, byte for byte as before.
+#[derive(Serialize, Deserialize)]
+struct ModelFileV2 {
+    base: ModelFile,
+    /// Indices into `base.examples`, strictly increasing.
+    self_trained: Vec<u32>,
 }
 
 /// Encodes a model to bytes.
@@ -84,11 +93,24 @@ pub fn encode(model: &Model) -> Vec<u8> {
         vocab,
         examples,
     };
+    let self_trained: Vec<u32> = (model.examples.values().enumerate())
+        .filter(|(_, e)| e.self_trained)
+        .map(|(i, _)| i as u32)
+        .collect();
     let mut out = Vec::with_capacity(1024);
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     // Serializing plain structs into a Vec cannot fail.
-    let body = postcard::to_stdvec(&file).unwrap_or_default();
+    let body = if self_trained.is_empty() {
+        out.extend_from_slice(&1u16.to_le_bytes());
+        postcard::to_stdvec(&file).unwrap_or_default()
+    } else {
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        postcard::to_stdvec(&ModelFileV2 {
+            base: file,
+            self_trained,
+        })
+        .unwrap_or_default()
+    };
     out.extend_from_slice(&body);
     out
 }
@@ -103,16 +125,34 @@ pub fn decode(bytes: &[u8]) -> Result<Model> {
         return Err(bad("not a Forager model (bad magic)".into()));
     }
     let version = u16::from_le_bytes([bytes[8], bytes[9]]);
-    if version != FORMAT_VERSION {
-        return Err(bad(format!(
-            "format version {version}, this build reads {FORMAT_VERSION}"
-        )));
-    }
-    let (file, rest): (ModelFile, &[u8]) =
-        postcard::take_from_bytes(&bytes[10..]).map_err(|e| bad(format!("corrupt body: {e}")))?;
+    let corrupt = |e: postcard::Error| bad(format!("corrupt body: {e}"));
+    let (file, self_trained, rest): (ModelFile, Vec<u32>, &[u8]) = match version {
+        1 => {
+            let (f, rest) = postcard::take_from_bytes(&bytes[10..]).map_err(corrupt)?;
+            (f, Vec::new(), rest)
+        }
+        2 => {
+            let (f, rest): (ModelFileV2, _) =
+                postcard::take_from_bytes(&bytes[10..]).map_err(corrupt)?;
+            (f.base, f.self_trained, rest)
+        }
+        _ => {
+            return Err(bad(format!(
+                "format version {version}, this build reads 1 to {FORMAT_VERSION}"
+            )))
+        }
+    };
     if !rest.is_empty() {
         return Err(bad(format!("{} trailing bytes", rest.len())));
     }
+    if self_trained.windows(2).any(|w| w[0] >= w[1])
+        || self_trained
+            .last()
+            .is_some_and(|&i| i as usize >= file.examples.len())
+    {
+        return Err(bad("self-trained example list is malformed".into()));
+    }
+    let mut self_trained = self_trained.into_iter().peekable();
     file.train.validate().map_err(bad)?;
     if file.text.min_chars > 40 {
         return Err(bad("min_chars out of range".into()));
@@ -125,7 +165,8 @@ pub fn decode(bytes: &[u8]) -> Result<Model> {
     }
     let n = file.vocab.len() as u64;
     let mut examples = BTreeMap::new();
-    for rec in file.examples {
+    for (index, rec) in file.examples.into_iter().enumerate() {
+        let is_self_trained = self_trained.next_if_eq(&(index as u32)).is_some();
         if !taxonomy.contains(rec.topic) {
             return Err(bad(format!("example {} has unknown topic", rec.url)));
         }
@@ -157,6 +198,7 @@ pub fn decode(bytes: &[u8]) -> Result<Model> {
                 Example {
                     topic: rec.topic,
                     terms,
+                    self_trained: is_self_trained,
                 },
             )
             .is_some()

@@ -15,6 +15,9 @@ pub enum Error {
     /// An example URL is not in the model.
     #[error("no such example: {0}")]
     NoSuchExample(String),
+    /// An argument is out of its range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// Model bytes are not a Forager model, are from another version, or are corrupt.
     #[error("bad model bytes: {0}")]
     BadModel(String),

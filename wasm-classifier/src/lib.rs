@@ -21,7 +21,7 @@ pub mod wasm;
 
 pub use classify::{Classification, Classifier, PathStep, Scratch};
 pub use error::{Error, Result};
-pub use model::{ExampleInfo, Model, TopicInfo};
+pub use model::{ExampleInfo, Model, SelfTrainer, TopicInfo};
 pub use taxonomy::{Taxonomy, Topic, TopicId, ROOT};
 pub use text::{TextOptions, Tokenizer};
 pub use train::TrainOptions;

@@ -18,6 +18,8 @@ use std::sync::Arc;
 pub(crate) struct Example {
     pub(crate) topic: TopicId,
     pub(crate) terms: Vec<(u32, u32)>,
+    /// Added by self-training rather than by a person.
+    pub(crate) self_trained: bool,
 }
 
 /// A summary of one example for listings.
@@ -29,6 +31,9 @@ pub struct ExampleInfo {
     pub topic: String,
     /// Number of tokens kept from its text.
     pub tokens: u64,
+    /// Added by self-training ([`Model::self_train`]) rather than by a person.
+    #[serde(default)]
+    pub self_trained: bool,
 }
 
 /// A summary of one topic for user interfaces.
@@ -160,6 +165,7 @@ impl Model {
                 url: url.clone(),
                 topic: self.taxonomy.path(e.topic).unwrap_or_default(),
                 tokens: e.terms.iter().map(|&(_, c)| u64::from(c)).sum(),
+                self_trained: e.self_trained,
             })
             .collect()
     }
@@ -293,6 +299,16 @@ impl Model {
         url: &str,
         counts: &[(String, u32)],
     ) -> Result<bool> {
+        self.add_counts(topic, url, counts, false)
+    }
+
+    fn add_counts(
+        &mut self,
+        topic: TopicId,
+        url: &str,
+        counts: &[(String, u32)],
+        self_trained: bool,
+    ) -> Result<bool> {
         self.taxonomy.get(topic)?;
         if url.is_empty() {
             return Err(Error::InvalidEdit("an example needs a URL".into()));
@@ -312,7 +328,11 @@ impl Model {
                 false
             }
         });
-        let e = Example { topic, terms };
+        let e = Example {
+            topic,
+            terms,
+            self_trained,
+        };
         self.apply_example(&e, true);
         self.examples.insert(url.to_owned(), e);
         Ok(replaced)
@@ -323,44 +343,61 @@ impl Model {
     pub const SELF_TRAIN_MIN_P: f64 = 0.5;
 
     /// Self-training, one round (semi-supervised learning from unlabelled pages, such as those
-    /// a crawl fetched): classifies every `(url, text)` with the current model, then adds each
-    /// document whose best leaf has probability at least `min_p` as an example of that leaf.
-    /// URLs that already are examples are left alone. Returns how many were added.
+    /// a crawl fetched): classifies every `(url, text)` with the model of the labelled examples
+    /// and adds each document whose best leaf has probability at least `min_p` as a
+    /// self-trained example of that leaf. Earlier self-trained examples are dropped first, so a
+    /// call is always one round; labelled examples and their URLs are never touched. Needs at
+    /// least three leaf topics: with two, every page is at least 50% sure of one. Returns how
+    /// many were added.
     ///
     /// One round only: on FOLDOC one round raised leaf accuracy on unseen pages by about four
     /// points, and further rounds gave it back as the model drifted towards its own mistakes.
-    pub fn self_train(&mut self, docs: &[(String, String)], min_p: f64) -> Result<usize> {
+    pub fn self_train(
+        &mut self,
+        docs: impl IntoIterator<Item = (String, String)>,
+        min_p: f64,
+    ) -> Result<usize> {
+        let mut t = self.self_trainer(min_p)?;
+        for (url, text) in docs {
+            t.offer(&url, &text)?;
+        }
+        Ok(t.added())
+    }
+
+    /// Starts a round of self-training (see [`Model::self_train`]) for callers that stream
+    /// their documents.
+    pub fn self_trainer(&mut self, min_p: f64) -> Result<SelfTrainer<'_>> {
         if !(min_p.is_finite() && (0.0..=1.0).contains(&min_p)) {
-            return Err(Error::InvalidEdit(format!(
+            return Err(Error::InvalidArgument(format!(
                 "min_p {min_p} is not in [0, 1]"
             )));
         }
-        let c = self.classifier();
-        let mut scratch = Scratch::new();
-        let picked: Vec<(TopicId, &str, &str)> = docs
-            .iter()
-            .filter(|(url, _)| !url.is_empty() && !self.examples.contains_key(url))
-            .filter_map(|(url, text)| {
-                let v = c.classify(text, &mut scratch);
-                let p = v.path.last().map_or(0.0, |s| s.p);
-                (p >= min_p && !v.path.is_empty()).then_some((
-                    v.best_leaf_id,
-                    url.as_str(),
-                    text.as_str(),
-                ))
-            })
-            .collect();
-        let mut added = 0;
-        for (topic, url, text) in picked {
-            if !self.examples.contains_key(url) {
-                self.add_example(topic, url, text)?;
-                added += 1;
-            }
+        let leaves = (self.taxonomy.children_map().into_iter())
+            .filter(|(id, kids)| *id != ROOT && kids.is_empty())
+            .count();
+        if leaves < 3 {
+            return Err(Error::InvalidArgument(format!(
+                "self-training needs at least 3 leaf topics, the taxonomy has {leaves}"
+            )));
         }
-        Ok(added)
+        let old: Vec<String> = (self.examples.iter())
+            .filter(|(_, e)| e.self_trained)
+            .map(|(u, _)| u.clone())
+            .collect();
+        for url in old {
+            self.remove_example(&url)?;
+        }
+        let classifier = self.classifier();
+        Ok(SelfTrainer {
+            model: self,
+            classifier,
+            scratch: Scratch::new(),
+            min_p,
+            added: 0,
+        })
     }
 
-    /// Removes the example with this URL.
+    /// Removes the example with this URL.    /// Removes the example with this URL.
     pub fn remove_example(&mut self, url: &str) -> Result<()> {
         let e = self
             .examples
@@ -488,5 +525,45 @@ impl Model {
     /// The root's id, for symmetry with paths.
     pub fn root(&self) -> TopicId {
         ROOT
+    }
+}
+
+/// One round of self-training in progress (see [`Model::self_train`]): documents are judged by
+/// the model of the labelled examples, whatever has been added since.
+pub struct SelfTrainer<'a> {
+    model: &'a mut Model,
+    classifier: Arc<Classifier>,
+    scratch: Scratch,
+    min_p: f64,
+    added: usize,
+}
+
+impl SelfTrainer<'_> {
+    /// Classifies one unlabelled document and adds it as a self-trained example of its best
+    /// leaf when that is at least `min_p` sure; returns whether it was added. Documents without
+    /// a single word of text, and URLs that already are examples, are skipped.
+    pub fn offer(&mut self, url: &str, text: &str) -> Result<bool> {
+        if url.is_empty() || self.model.examples.contains_key(url) {
+            return Ok(false);
+        }
+        let counts = self.model.tokenizer.counts(text);
+        if counts.is_empty() {
+            return Ok(false);
+        }
+        let v = self.classifier.classify(text, &mut self.scratch);
+        let Some(leaf) = v.path.last() else {
+            return Ok(false);
+        };
+        if leaf.p < self.min_p {
+            return Ok(false);
+        }
+        self.model.add_counts(v.best_leaf_id, url, &counts, true)?;
+        self.added += 1;
+        Ok(true)
+    }
+
+    /// Documents added so far in this round.
+    pub fn added(&self) -> usize {
+        self.added
     }
 }

@@ -236,7 +236,8 @@ fn a_long_example_does_not_outweigh_short_ones() {
 }
 
 /// Self-training learns words that only the unlabelled pages use, from the words they share
-/// with the examples; it adds only confident pages and never touches a labelled example.
+/// with the examples; it adds only confident pages, never touches a labelled example, is one
+/// round however often it is called, and survives the model bytes.
 #[test]
 fn self_training_learns_from_confident_unlabelled_pages() {
     let mut tax = Taxonomy::new("root");
@@ -251,34 +252,65 @@ fn self_training_learns_from_confident_unlabelled_pages() {
         .unwrap();
     m.add_example(net, "http://x.test/4", "packet ethernet router")
         .unwrap();
-    let mut s = Scratch::new();
-    let before = m.classifier().classify("nebula lens", &mut s);
-    assert!(
-        (before.path[0].p - 0.5).abs() < 0.01,
-        "unseen words: {before:?}"
-    );
     let docs: Vec<(String, String)> = [
         ("http://u.test/a", "telescope orbit nebula lens"),
         ("http://u.test/b", "comet telescope nebula"),
         ("http://u.test/c", "router packet kernel"),
-        ("http://u.test/d", "nebula router"),
+        ("http://u.test/d", "nebula router flour"),
+        ("http://u.test/e", "the and of"),
         ("http://x.test/3", "telescope telescope telescope"),
     ]
     .iter()
     .map(|(u, t)| (u.to_string(), t.to_string()))
     .collect();
-    assert!(m.self_train(&docs, 1.5).is_err());
-    let added = m.self_train(&docs, 0.75).unwrap();
-    // a, b and c are confident (p ≈ .77-.82); d is not (.68); x.test/3 is labelled already.
+    // Two leaves: every page would be at least 50% sure of one.
+    assert!(m.self_train(docs.clone(), 0.5).is_err());
+    let cook = m
+        .add_topic(forager_classifier::ROOT, "Cooking", "")
+        .unwrap();
+    m.add_example(cook, "http://x.test/5", "bread flour oven")
+        .unwrap();
+    m.add_example(cook, "http://x.test/6", "yeast oven bread")
+        .unwrap();
+    let plain = m.to_bytes();
+    let mut s = Scratch::new();
+    let before = m.classifier().classify("nebula lens", &mut s);
+    assert!(before.path[0].p < 0.4, "unseen words: {before:?}");
+    assert!(m.self_train(docs.clone(), 1.5).is_err());
+    let added = m.self_train(docs.clone(), 0.6).unwrap();
+    // a, b and c are confident; d is torn between three topics; e has no words; x.test/3 is
+    // labelled already.
+    let infos = m.examples();
+    let auto: Vec<(&str, &str)> = (infos.iter())
+        .filter(|e| e.self_trained)
+        .map(|e| (e.url.as_str(), e.topic.as_str()))
+        .collect();
+    assert_eq!(
+        auto,
+        [
+            ("http://u.test/a", "/Astronomy"),
+            ("http://u.test/b", "/Astronomy"),
+            ("http://u.test/c", "/Networking")
+        ]
+    );
     assert_eq!(added, 3);
+    assert!(infos
+        .iter()
+        .any(|e| e.url == "http://x.test/3" && e.topic == "/Networking" && !e.self_trained));
     let after = m.classifier().classify("nebula lens", &mut s);
     assert_eq!(after.best_leaf, "/Astronomy");
-    assert!(after.path[0].p > 0.7, "{after:?}");
-    let topics: Vec<(String, String)> =
-        m.examples().into_iter().map(|e| (e.url, e.topic)).collect();
-    assert!(topics.contains(&("http://x.test/3".into(), "/Networking".into())));
-    assert!(topics.contains(&("http://u.test/c".into(), "/Networking".into())));
-    assert!(!topics.iter().any(|(u, _)| u == "http://u.test/d"));
+    assert!(after.path[0].p > 0.6, "{after:?}");
+    // Another call is another single round from the labelled examples, not a second round.
+    let bytes = m.to_bytes();
+    assert_eq!(m.self_train(docs, 0.6).unwrap(), 3);
+    assert_eq!(m.to_bytes(), bytes);
+    // The flags survive the bytes; with none, the bytes are version 1 as before.
+    let back = Model::from_bytes(&bytes).unwrap();
+    assert_eq!(back.examples(), m.examples());
+    assert_eq!(&bytes[8..10], &2u16.to_le_bytes());
+    assert_eq!(&plain[8..10], &1u16.to_le_bytes());
+    assert_eq!(m.self_train(Vec::new(), 0.6).unwrap(), 0);
+    assert_eq!(m.to_bytes(), plain);
 }
 
 #[test]

@@ -121,18 +121,22 @@ pub fn graph_of(conn: &Connection) -> Result<(Vec<crate::distiller::Edge>, HashM
     Ok((rows.collect::<std::result::Result<_, _>>()?, rel))
 }
 
-/// The URL and stored main text of every fetched page (read-only connections too): the
-/// unlabelled pages a model can self-train on.
-pub fn fetched_texts(conn: &Connection) -> Result<Vec<(String, String)>> {
+/// Calls `f` with the URL and stored main text of every fetched page, one at a time (read-only
+/// connections too): the unlabelled pages a model can self-train on.
+pub fn each_fetched_text<E: From<super::StoreError>>(
+    conn: &Connection,
+    mut f: impl FnMut(&str, &str) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let mut st = conn
-        .prepare("SELECT url, text FROM doc WHERE status = 2 AND text IS NOT NULL ORDER BY oid")?;
-    let mut rows = st.query([])?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
-        let blob: Vec<u8> = r.get(1)?;
+        .prepare("SELECT url, text FROM doc WHERE status = 2 AND text IS NOT NULL ORDER BY oid")
+        .map_err(super::StoreError::from)?;
+    let mut rows = st.query([]).map_err(super::StoreError::from)?;
+    while let Some(r) = rows.next().map_err(super::StoreError::from)? {
+        let url: String = r.get(0).map_err(super::StoreError::from)?;
+        let blob: Vec<u8> = r.get(1).map_err(super::StoreError::from)?;
         if let Some(text) = super::decompress_text(&blob) {
-            out.push((r.get(0)?, text));
+            f(&url, &text)?;
         }
     }
-    Ok(out)
+    Ok(())
 }

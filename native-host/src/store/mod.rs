@@ -6,7 +6,7 @@
 
 mod mining;
 
-pub use mining::{fetched_texts, graph_of};
+pub use mining::{each_fetched_text, graph_of};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::collections::HashMap;
 use std::path::Path;
