@@ -36,6 +36,12 @@ fn html_like() -> impl Strategy<Value = String> {
         Just("<main>".to_string()),
         Just("</main>".to_string()),
         Just("<footer>".to_string()),
+        Just("<article>".to_string()),
+        Just("<div role=main>".to_string()),
+        Just("<div id=\"side_bar menu\">".to_string()),
+        Just("<template>".to_string()),
+        Just("<noscript>".to_string()),
+        Just("\u{feff}\u{85}".to_string()),
         "[a-z /.#?<>=\"']{0,12}",
         any::<String>(),
     ];
@@ -85,6 +91,15 @@ proptest! {
             let n = words.entry(w).or_default();
             *n -= 1;
             prop_assert!(*n >= 0, "{:?} is not from the leaves", w);
+        }
+        // Without any boilerplate marker, the main text is every text leaf, in order.
+        let lower = html.to_lowercase();
+        let marked = ["nav", "footer", "aside", "menu", "sidebar", "breadcrumb", "role", "banner"]
+            .iter()
+            .any(|m| lower.contains(m));
+        if !marked {
+            let all: Vec<&str> = p.leaves.iter().map(String::as_str).filter(|l| !l.is_empty()).collect();
+            prop_assert_eq!(&p.text.text, &all.join(" "));
         }
     }
 
