@@ -256,7 +256,7 @@ export async function handle(msg) {
       // the reply is late or an error (the host may have changed its model all the same).
       requireHost();
       try {
-        return await port.request('self_train', {}, { timeoutMs: SELF_TRAIN_TIMEOUT_MS });
+        return await port.request('self_train', { clear: !!msg.clear }, { timeoutMs: SELF_TRAIN_TIMEOUT_MS });
       } finally {
         await models.refreshFromHost(port).catch(() => {});
         await afterModelChange();

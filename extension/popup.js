@@ -142,13 +142,23 @@ button('import-bookmarks').addEventListener('click', () => act(button('import-bo
 button('self-train').addEventListener('click', () => act(button('self-train'), async () => {
   const status = $('self-train-status');
   status.textContent = 'learning from the crawl…';
+  button('forget-learned').hidden = true;
   try {
     const r = await send({ type: 'self_train' });
-    status.textContent = `${r.added} of ${r.pages} crawled pages became examples`;
+    status.textContent = `${r.added} of ${r.pages} crawled pages became examples` +
+      (r.removed ? ` (replacing ${r.removed} learned before)` : '');
+    button('forget-learned').hidden = r.added === 0;
   } catch (e) {
     status.textContent = '';
     throw e;
   }
+  const s = /** @type {State} */ (await send({ type: 'get_state' }));
+  showTopics(s.model.topics);
+}));
+button('forget-learned').addEventListener('click', () => act(button('forget-learned'), async () => {
+  const r = await send({ type: 'self_train', clear: true });
+  $('self-train-status').textContent = `forgot ${r.removed} examples learned from the crawl`;
+  button('forget-learned').hidden = true;
   const s = /** @type {State} */ (await send({ type: 'get_state' }));
   showTopics(s.model.topics);
 }));

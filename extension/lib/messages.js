@@ -55,7 +55,7 @@
  *   | {type: 'status'}
  *   | {type: 'hubs'}
  *   | {type: 'recent_pages'}
- *   | {type: 'self_train'}
+ *   | {type: 'self_train', clear?: boolean}
  *   | {type: 'reconnect'}} UiRequest
  */
 

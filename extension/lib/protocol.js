@@ -41,7 +41,7 @@ export const PROTOCOL_VERSION = 1;
  *   status: {fields: {}, result: StatusResult},
  *   hubs: {fields: {top?: number}, result: HubsResult},
  *   recent_pages: {fields: {limit?: number}, result: {pages: Page[]}},
- *   self_train: {fields: {min_p?: number}, result: {added: number, pages: number, topics: TopicInfo[]}},
+ *   self_train: {fields: {min_p?: number, clear?: boolean}, result: {added: number, pages: number, removed: number, topics: TopicInfo[]}},
  * }} RequestMap
  * @typedef {keyof RequestMap} RequestType
  * @typedef {{seeds: string[], pages?: number, proxy?: string, apprentice?: boolean, delay?: number}} CrawlOptions

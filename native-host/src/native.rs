@@ -172,11 +172,15 @@ pub enum Request {
         #[serde(default = "default_top")]
         top: u64,
     },
-    /// Self-trains the model once on the crawl's fetched pages ([`Model::self_train`]).
+    /// Self-trains the model once on the crawl's fetched pages ([`Model::self_train`]),
+    /// replacing earlier self-trained examples; with `clear`, only removes those.
     SelfTrain {
         /// Least probability of its best leaf for a page to become an example of it.
         #[serde(default = "default_min_p")]
         min_p: f64,
+        /// Only forget the self-trained examples.
+        #[serde(default)]
+        clear: bool,
     },
     /// Recently fetched pages, oldest first.
     RecentPages {
@@ -343,7 +347,16 @@ impl Session {
             Request::Hubs { top } => {
                 hubs(&self.paths, top.min(200) as usize).map_err(|e| e.to_string())
             }
-            Request::SelfTrain { min_p } => {
+            Request::SelfTrain { min_p, clear } => {
+                let removed = self.model.self_trained_count();
+                if clear {
+                    self.model.forget_self_trained();
+                    let mut r = edited(self)?;
+                    r["added"] = json!(0);
+                    r["pages"] = json!(0);
+                    r["removed"] = json!(removed);
+                    return Ok(r);
+                }
                 if !self.paths.db().exists() {
                     return Err("no crawl yet: nothing to learn from".into());
                 }
@@ -366,6 +379,7 @@ impl Session {
                 let mut r = edited(self)?;
                 r["added"] = json!(added);
                 r["pages"] = json!(pages);
+                r["removed"] = json!(removed);
                 Ok(r)
             }
             Request::RecentPages { limit } => {

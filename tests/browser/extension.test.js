@@ -472,6 +472,18 @@ test('(m) "Learn from the crawl" makes confident crawled pages examples, on the 
   });
   assert.equal(examples(local.topics), host, 'the extension took the host model');
   assert.equal(local.source, 'host');
+
+  // "Forget them" removes exactly the learned examples, on both sides.
+  await S.popup.click('#forget-learned');
+  await S.popup.waitForFunction(() => /^forgot/.test(document.querySelector('#self-train-status')?.textContent ?? ''),
+    null, { timeout: 30_000 });
+  assert.equal(await S.popup.textContent('#self-train-status'), `forgot ${added} examples learned from the crawl`);
+  assert.equal(await S.popup.isVisible('#forget-learned'), false);
+  const hostAfter = examples(await inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics));
+  assert.equal(hostAfter, hostBefore, 'the host is back to the labelled examples');
+  const localAfter = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.models.topics()));
+  assert.equal(examples(localAfter), hostBefore, 'so is the extension');
 });
 
 test('(h) screenshots of the popup and the side panel', async () => {

@@ -338,6 +338,23 @@ impl Model {
         Ok(replaced)
     }
 
+    /// Examples added by self-training (see [`Model::self_train`]).
+    pub fn self_trained_count(&self) -> usize {
+        self.examples.values().filter(|e| e.self_trained).count()
+    }
+
+    /// Removes every self-trained example (undoing [`Model::self_train`]); returns how many.
+    pub fn forget_self_trained(&mut self) -> usize {
+        let old: Vec<String> = (self.examples.iter())
+            .filter(|(_, e)| e.self_trained)
+            .map(|(u, _)| u.clone())
+            .collect();
+        for url in &old {
+            let _ = self.remove_example(url);
+        }
+        old.len()
+    }
+
     /// The default confidence for [`Model::self_train`] (FOLDOC leaf accuracy on unseen pages
     /// after self-training on the other held-out pages: 0.3 → .541, 0.5 → .537, 0.7 → .535).
     pub const SELF_TRAIN_MIN_P: f64 = 0.5;
@@ -380,13 +397,7 @@ impl Model {
                 "self-training needs at least 3 leaf topics, the taxonomy has {leaves}"
             )));
         }
-        let old: Vec<String> = (self.examples.iter())
-            .filter(|(_, e)| e.self_trained)
-            .map(|(u, _)| u.clone())
-            .collect();
-        for url in old {
-            self.remove_example(&url)?;
-        }
+        self.forget_self_trained();
         let classifier = self.classifier();
         Ok(SelfTrainer {
             model: self,

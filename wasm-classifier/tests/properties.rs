@@ -309,7 +309,8 @@ fn self_training_learns_from_confident_unlabelled_pages() {
     assert_eq!(back.examples(), m.examples());
     assert_eq!(&bytes[8..10], &2u16.to_le_bytes());
     assert_eq!(&plain[8..10], &1u16.to_le_bytes());
-    assert_eq!(m.self_train(Vec::new(), 0.6).unwrap(), 0);
+    assert_eq!(m.self_trained_count(), 3);
+    assert_eq!(m.forget_self_trained(), 3);
     assert_eq!(m.to_bytes(), plain);
 }
 
