@@ -16,7 +16,7 @@ export const PROTOCOL_VERSION = 1;
  *   pages_per_sec: number, errors: number, recent_relevance: number,
  *   alarms?: (Alarm | string)[]}} Status `alarms`: sent by hosts with the crawl monitor
  * @typedef {{id: number, parent: number, path: string, name: string, title: string, good: boolean,
- *   examples: number, subtree_examples: number}} TopicInfo
+ *   examples: number, subtree_examples: number, self_trained?: number}} TopicInfo
  * @typedef {{seq: number, url: string, relevance: number, title: string}} Page
  * @typedef {{url: string, score: number}} Hub
  * @typedef {{hubs: Hub[], authorities: Hub[]}} HubsResult

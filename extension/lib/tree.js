@@ -69,8 +69,11 @@ export class TopicTree {
       title: 'good: the crawler looks for pages of this topic' });
     good.addEventListener('change', () => this.handlers.onGood(t, good.checked));
     const name = el('span', { class: 'name', title: t.path }, isRoot ? 'All topics' : t.name);
+    const learned = t.self_trained ?? 0;
     const count = el('span', { class: 'count', 'data-examples': t.examples, 'data-subtree': t.subtree_examples,
-      title: `${t.examples} examples here, ${t.subtree_examples} in the subtree` },
+      'data-learned': learned,
+      title: `${t.examples} examples here` + (learned ? ` (${learned} learned from the crawl)` : '') +
+        `, ${t.subtree_examples} in the subtree` },
     kids.length ? `${t.examples} / ${t.subtree_examples}` : `${t.examples}`);
     const row = el('div', { class: 'row' }, toggle, good, name, count);
     row.addEventListener('click', (e) => {

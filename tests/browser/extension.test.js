@@ -472,6 +472,9 @@ test('(m) "Learn from the crawl" makes confident crawled pages examples, on the 
   });
   assert.equal(examples(local.topics), host, 'the extension took the host model');
   assert.equal(local.source, 'host');
+  const learned = await S.popup.$$eval('.count[data-learned]', (els) =>
+    els.reduce((n, e) => n + Number(e.getAttribute('data-learned')), 0));
+  assert.equal(learned, added, 'the topic tree tells learned examples apart');
 
   // "Forget them" removes exactly the learned examples, on both sides.
   await S.popup.click('#forget-learned');

@@ -55,6 +55,9 @@ pub struct TopicInfo {
     pub examples: u64,
     /// Examples in the whole subtree.
     pub subtree_examples: u64,
+    /// Of `examples`, those added by self-training (so a user can tell them from their own).
+    #[serde(default)]
+    pub self_trained: u64,
 }
 
 /// The whole trainable state of a Forager classifier.
@@ -218,9 +221,11 @@ impl Model {
 
     /// Every topic with its example counts, in id order.
     pub fn topics(&self) -> Vec<TopicInfo> {
-        let mut direct: FxHashMap<TopicId, u64> = FxHashMap::default();
+        let mut direct: FxHashMap<TopicId, (u64, u64)> = FxHashMap::default();
         for e in self.examples.values() {
-            *direct.entry(e.topic).or_default() += 1;
+            let d = direct.entry(e.topic).or_default();
+            d.0 += 1;
+            d.1 += u64::from(e.self_trained);
         }
         self.taxonomy
             .topics()
@@ -231,8 +236,9 @@ impl Model {
                 name: t.name.clone(),
                 title: t.title.clone(),
                 good: t.good,
-                examples: direct.get(&t.id).copied().unwrap_or(0),
+                examples: direct.get(&t.id).map_or(0, |d| d.0),
                 subtree_examples: self.stats.get(&t.id).map_or(0, |s| s.docs),
+                self_trained: direct.get(&t.id).map_or(0, |d| d.1),
             })
             .collect()
     }

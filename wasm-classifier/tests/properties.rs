@@ -310,6 +310,17 @@ fn self_training_learns_from_confident_unlabelled_pages() {
     assert_eq!(&bytes[8..10], &2u16.to_le_bytes());
     assert_eq!(&plain[8..10], &1u16.to_le_bytes());
     assert_eq!(m.self_trained_count(), 3);
+    let learned: Vec<(String, u64)> = (m.topics().into_iter())
+        .filter(|t| t.self_trained > 0)
+        .map(|t| (t.path, t.self_trained))
+        .collect();
+    assert_eq!(
+        learned,
+        [
+            ("/Astronomy".to_string(), 2),
+            ("/Networking".to_string(), 1)
+        ]
+    );
     assert_eq!(m.forget_self_trained(), 3);
     assert_eq!(m.to_bytes(), plain);
 }
