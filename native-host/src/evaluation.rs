@@ -353,37 +353,24 @@ pub fn summary_html(task: &str, results: &[StrategyResult]) -> String {
 
 /// [`summary_html`] with a title of its own and more HTML after the charts.
 pub fn report_html(title: &str, results: &[StrategyResult], extra: &str) -> String {
+    // One (strategy, points) series per strategy, of one measure against pages fetched.
+    let series = |y: fn(&Checkpoint) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
+        (results.iter())
+            .map(|r| {
+                let points = r.checkpoints.iter().map(|c| (c.n as f64, y(c))).collect();
+                (r.strategy.clone(), points)
+            })
+            .collect()
+    };
     let harvest = crate::report::line_chart(
         "Harvest rate (ground truth) vs pages fetched",
         "harvest",
-        &results
-            .iter()
-            .map(|r| {
-                (
-                    r.strategy.clone(),
-                    r.checkpoints
-                        .iter()
-                        .map(|c| (c.n as f64, c.harvest))
-                        .collect(),
-                )
-            })
-            .collect::<Vec<_>>(),
+        &series(|c| c.harvest),
     );
     let loss = crate::report::line_chart_at(
         "Loss (pages fetched that are not relevant)",
         "loss",
-        &results
-            .iter()
-            .map(|r| {
-                (
-                    r.strategy.clone(),
-                    r.checkpoints
-                        .iter()
-                        .map(|c| (c.n as f64, c.loss as f64))
-                        .collect(),
-                )
-            })
-            .collect::<Vec<_>>(),
+        &series(|c| c.loss as f64),
         plotters::chart::SeriesLabelPosition::UpperLeft,
     );
     let mut table = String::from(
