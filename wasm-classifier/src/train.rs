@@ -145,22 +145,24 @@ pub fn train_node(
         .map(|st| st.count)
         .sum();
     let avg_len = all_tokens as f64 / total_docs.max(1) as f64;
-    let count = |s: &TopicStats, t: &u32| {
-        s.terms
-            .get(t)
-            .map_or(0.0, |st| st.sum_x as f64 / FIXED_ONE * avg_len)
-    };
+    // Normalised counts, per child, of each feature (looked up once).
+    let counts: Vec<Vec<f64>> = (child_stats.iter())
+        .map(|s| {
+            (features.iter())
+                .map(|t| (s.terms.get(t)).map_or(0.0, |st| st.sum_x as f64 / FIXED_ONE * avg_len))
+                .collect()
+        })
+        .collect();
     // The node's pooled distribution over the features, the shrinkage target.
-    let pooled: Vec<f64> = features
-        .iter()
-        .map(|t| child_stats.iter().map(|s| count(s, t)).sum::<f64>() + opts.lidstone)
+    let pooled: Vec<f64> = (0..features.len())
+        .map(|f| counts.iter().map(|c| c[f]).sum::<f64>() + opts.lidstone)
         .collect();
     let pooled_total: f64 = pooled.iter().sum();
     let mut log_theta = vec![0.0; features.len() * k];
-    for (c, s) in child_stats.iter().enumerate() {
-        let total: f64 = features.iter().map(|t| count(s, t)).sum::<f64>() + opts.lidstone * nf;
-        for (f, t) in features.iter().enumerate() {
-            let own = (count(s, t) + opts.lidstone) / total;
+    for (c, own_counts) in counts.iter().enumerate() {
+        let total: f64 = own_counts.iter().sum::<f64>() + opts.lidstone * nf;
+        for (f, n) in own_counts.iter().enumerate() {
+            let own = (n + opts.lidstone) / total;
             let p = SHRINKAGE * own + (1.0 - SHRINKAGE) * pooled[f] / pooled_total;
             log_theta[f * k + c] = p.ln();
         }
