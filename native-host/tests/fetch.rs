@@ -14,6 +14,23 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// Runs a crawl until it stops by itself (no stop signal, no progress callback).
+async fn crawl_to_end(
+    store: Store,
+    model: &mut forager_classifier::Model,
+    config: CrawlConfig,
+) -> (crawl::StopReason, crawl::Progress) {
+    crawl::run(
+        store,
+        model.classifier(),
+        config,
+        std::future::pending::<()>(),
+        |_| {},
+    )
+    .await
+    .unwrap()
+}
+
 fn page(body: &str) -> String {
     format!("<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>")
 }
@@ -180,15 +197,7 @@ async fn crawl_obeys_robots_canonicalises_and_escapes_traps() {
         },
         ..CrawlConfig::default()
     };
-    let (reason, progress) = crawl::run(
-        store,
-        model.classifier(),
-        config,
-        std::future::pending::<()>(),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let (reason, progress) = crawl_to_end(store, &mut model, config).await;
     assert_eq!(reason, crawl::StopReason::FrontierEmpty);
     let conn = Store::open_read_only(&dir.join("c.db")).unwrap();
     let urls: Vec<(String, i64, Option<String>)> = conn
@@ -281,15 +290,7 @@ async fn maintenance_mode_detects_changed_pages() {
         ..CrawlConfig::default()
     };
     let mut model = model;
-    let (_, progress) = crawl::run(
-        store,
-        model.classifier(),
-        config,
-        std::future::pending::<()>(),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let (_, progress) = crawl_to_end(store, &mut model, config).await;
     assert!(progress.revisits > 2, "{progress:?}");
     let conn = Store::open_read_only(&dir.join("m.db")).unwrap();
     let row = |p: &str| -> (i64, i64) {
