@@ -74,6 +74,10 @@ pub(crate) struct CrawlArgs {
     /// Most pages fetched from one host (a trap guard).
     #[arg(long, default_value_t = 5_000)]
     max_pages_per_host: u64,
+    /// Soft and hard focus: the share of a page's relevance that links in its navigation
+    /// boilerplate (site menus, footers) inherit; 1 treats them like links in the text.
+    #[arg(long, default_value_t = forager::crawl::DEFAULT_TEMPLATE_WEIGHT)]
+    template_weight: f64,
     /// Maintenance mode: share of fetches spent revisiting fetched pages (best hubs first).
     #[arg(long, default_value_t = 0.0)]
     revisit_share: f64,
@@ -92,6 +96,9 @@ pub(crate) struct CrawlArgs {
 }
 
 pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
+    if !(0.0..=1.0).contains(&a.template_weight) {
+        bail!("--template-weight must be between 0 and 1");
+    }
     use forager::store::{NewUrl, Store};
     let mut store = Store::open(&a.db)?;
     let web = a.web.as_deref().map(MiniWeb::open).transpose()?;
@@ -179,6 +186,7 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             },
             fetch_log: a.fetch_log.clone(),
             max_pages_per_host: a.max_pages_per_host,
+            template_weight: a.template_weight,
             apprentice,
             distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
             hub_feedback: a.hub_feedback,

@@ -117,6 +117,9 @@ pub struct CrawlConfig {
     pub max_pages_per_host: u64,
     /// Most outlinks taken from one page (the rest are dropped and reported).
     pub max_links_per_page: usize,
+    /// In soft and hard focus, a link in the page's navigation boilerplate inherits this
+    /// share of the page's relevance: site templates link anywhere, whatever the page is about.
+    pub template_weight: f64,
     /// URL trap guards.
     pub traps: TrapLimits,
     /// Fetcher settings (proxy, timeouts, caps).
@@ -167,6 +170,12 @@ impl Default for ApprenticeConfig {
     }
 }
 
+/// The share of a page's relevance its navigation-boilerplate links inherit. On FOLDOC, links
+/// in site templates lead to relevant pages no more often than chance (2-3% vs 30-47% for links
+/// in the text); 0.1 raised soft focus's harvest at 1000 fetches on five of six tasks, while 0
+/// starved the crawl of the cross-site links it needs.
+pub const DEFAULT_TEMPLATE_WEIGHT: f64 = 0.1;
+
 impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
@@ -177,6 +186,7 @@ impl Default for CrawlConfig {
             delay: Duration::from_secs(1),
             max_pages_per_host: 5_000,
             max_links_per_page: 5_000,
+            template_weight: DEFAULT_TEMPLATE_WEIGHT,
             traps: TrapLimits::default(),
             fetch: FetchConfig::default(),
             fetch_log: None,
@@ -413,6 +423,9 @@ async fn fetch_work(sh: Arc<Shared>, w: Work) -> Outcome {
                 let score = match (sh2.config.mode, &apprentice, &features) {
                     (Mode::Soft | Mode::Hard, Some((_, a, _)), Some(f)) if a.is_trained() => {
                         a.p_high(f)
+                    }
+                    (Mode::Soft | Mode::Hard, _, _) if l.boilerplate => {
+                        verdict.relevance * sh2.config.template_weight
                     }
                     (Mode::Soft | Mode::Hard, _, _) => verdict.relevance,
                     (Mode::Bfs, _, _) => -((depth + 1) as f64),

@@ -123,6 +123,9 @@ pub struct OutLink {
     pub nofollow: bool,
     /// The anchor's own leaves are `leaves[start..end]` (empty when it has none).
     pub leaf_range: (usize, usize),
+    /// The link sits in navigation boilerplate (site templates, footers) of a page that has
+    /// main content, so it says little about the page's topic.
+    pub boilerplate: bool,
 }
 
 /// Everything the crawler takes from one HTML page.
@@ -161,6 +164,7 @@ struct RawLink<'a> {
     el: &'a scraper::node::Element,
     start: usize,
     end: usize,
+    boilerplate: bool,
 }
 
 /// One depth-first walk: main text, leaves, and the link elements with their leaf ranges.
@@ -201,6 +205,7 @@ fn walk(doc: &Html) -> (String, Vec<String>, Vec<RawLink<'_>>) {
                         el: e,
                         start: leaves.len(),
                         end: leaves.len(),
+                        boilerplate: boilerplate_depth > 0,
                     });
                     stack.push(Visit::Exit(links.len() - 1));
                 }
@@ -229,7 +234,9 @@ fn walk(doc: &Html) -> (String, Vec<String>, Vec<RawLink<'_>>) {
         stack[at..].reverse();
     }
     if text.is_empty() {
+        // Nothing but boilerplate: all of it is the page's content.
         text = all;
+        links.iter_mut().for_each(|l| l.boilerplate = false);
     }
     (text, leaves, links)
 }
@@ -294,6 +301,7 @@ pub fn parse_page(html: &str, page_url: &url::Url) -> ParsedPage {
             anchor,
             nofollow: rel.split_whitespace().any(|r| r == "nofollow"),
             leaf_range: (l.start, l.end),
+            boilerplate: l.boilerplate,
         });
     }
     out.leaves = leaves;
@@ -389,6 +397,34 @@ mod tests {
         assert_eq!(p.links[0].anchor, "Why me");
         assert!(p.links[1].nofollow);
         assert!(p.meta_noindex && !p.meta_nofollow);
+    }
+
+    #[test]
+    fn links_in_boilerplate_are_marked() {
+        let page = url::Url::parse("http://a.test/").unwrap();
+        let p = parse_page(
+            r#"<div id="nav"><a href="/home">Home</a></div>
+            <main><p>Text with <a href="/topic">a link</a>.</p><nav><a href="/n">n</a></nav></main>
+            <footer><a href="/about">About</a></footer>"#,
+            &page,
+        );
+        let marks: Vec<(&str, bool)> = p
+            .links
+            .iter()
+            .map(|l| (l.url.path(), l.boilerplate))
+            .collect();
+        assert_eq!(
+            marks,
+            vec![
+                ("/home", true),
+                ("/topic", false),
+                ("/n", true),
+                ("/about", true)
+            ]
+        );
+        // A page that is nothing but boilerplate has no template links: it is all content.
+        let q = parse_page(r#"<nav><p>Links: <a href="/x">x</a></p></nav>"#, &page);
+        assert!(!q.links[0].boilerplate);
     }
 
     /// The example of the paper's Fig. 3: a list item holding text, a link with nested

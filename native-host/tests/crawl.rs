@@ -314,3 +314,48 @@ fn alarms_fire_on_stagnation_and_diffusion_only() {
     crawl(&dir, &web, "hard", 100_000);
     assert_eq!(alarms("hard"), vec!["stagnation"]);
 }
+
+/// Links in site templates inherit a tenth of the page's relevance by default, so soft focus
+/// follows the links in the text first; `--template-weight 1` treats them alike again.
+#[test]
+fn template_links_wait_behind_links_in_the_text() {
+    let dir = tmp("template");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    // The navigation bar of every page links its site's home, a popular portal and "about".
+    let is_template = |u: &String| {
+        u.contains("//portal-")
+            || u.ends_with("/about.html")
+            || u.matches('/').count() == 3 && u.ends_with('/')
+    };
+    let count = |log: &[String]| log.iter().filter(|u| is_template(u)).count();
+    let default = crawl(&dir, &web, "soft", 600);
+    let alike = crawl_with(&dir, &web, "soft", 600, &["--template-weight", "1"]);
+    let (d, a) = (count(&default), count(&alike));
+    assert!(
+        a >= 20,
+        "treated alike, template pages are fetched early: {a}"
+    );
+    assert!(
+        d * 4 <= a,
+        "default {d} template pages vs {a} when treated alike"
+    );
+    let out = forager()
+        .args([
+            "crawl",
+            "--task",
+            "astronomy",
+            "--pages",
+            "1",
+            "--template-weight",
+            "NaN",
+        ])
+        .arg("--web")
+        .arg(&web)
+        .arg("--db")
+        .arg(dir.join("bad.db"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--template-weight"));
+}
