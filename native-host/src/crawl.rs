@@ -138,8 +138,8 @@ pub struct CrawlConfig {
     pub query: Arc<Query>,
     /// SharkSearch parameters.
     pub shark: SharkParams,
-    /// Reproducible order: one fetch at a time, every result recorded before the next
-    /// checkout, distillation inline. For benchmarks and tests.
+    /// Reproducible order: one fetch at a time (overriding `concurrency`), every result
+    /// recorded before the next checkout, distillation inline. For benchmarks and tests.
     pub deterministic: bool,
     /// How often the progress callback is called.
     pub progress_every: Duration,
@@ -502,10 +502,14 @@ async fn blocking<T: Send + 'static>(
 pub async fn run(
     store: Store,
     classifier: Arc<Classifier>,
-    config: CrawlConfig,
+    mut config: CrawlConfig,
     stop: impl std::future::Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
 ) -> Result<(StopReason, Progress), crate::store::StoreError> {
+    if config.deterministic {
+        // A reproducible order needs one fetch at a time, whatever concurrency was asked for.
+        config.concurrency = 1;
+    }
     let fetcher = Fetcher::new(config.fetch.clone())
         .map_err(|e| crate::store::StoreError::Schema(e.to_string()))?;
     let sh = Arc::new(Shared {

@@ -359,3 +359,29 @@ fn template_links_wait_behind_links_in_the_text() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--template-weight"));
 }
+
+/// `crawl --deterministic` fetches one page at a time whatever `--concurrency` says, so two
+/// runs fetch the same pages in the same order.
+#[test]
+fn deterministic_crawls_repeat_exactly() {
+    let dir = tmp("repeat");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let a = crawl_with(
+        &dir,
+        &web,
+        "soft",
+        200,
+        &["--deterministic", "--concurrency", "8"],
+    );
+    std::fs::create_dir_all(dir.join("again")).unwrap();
+    let b = crawl_with(
+        &dir.join("again"),
+        &web,
+        "soft",
+        200,
+        &["--deterministic", "--concurrency", "8"],
+    );
+    assert_eq!(a.len(), 200);
+    assert_eq!(a, b);
+}
