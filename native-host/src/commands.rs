@@ -140,10 +140,7 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
     let apprentice = if a.apprentice || a.apprentice_from.is_some() {
         let initial = match &a.apprentice_from {
             Some(p) => {
-                let mut ap = forager_classifier::apprentice::Apprentice::new();
-                for (f, high) in Store::open(p)?.all_instances()? {
-                    ap.add(&f, high);
-                }
+                let ap = Store::open(p)?.trained_apprentice()?;
                 eprintln!(
                     "apprentice trained offline on {:?} instances [low, high]",
                     ap.instances()

@@ -25,6 +25,7 @@ pub const STRATEGIES: &[&str] = &[
     "soft",
     "soft+distiller",
     "soft+apprentice",
+    "soft+apprentice-offline",
 ];
 
 /// One crawl strategy.
@@ -38,19 +39,24 @@ pub struct Strategy {
     pub apprentice: bool,
     /// With distiller feedback.
     pub distiller: bool,
+    /// The 2002 paper's protocol (§3.5): the apprentice is first trained on the instances of
+    /// an unguided soft crawl from the same seeds, then guides a fresh crawl (and keeps
+    /// learning).
+    pub offline: bool,
 }
 
 /// The strategy called `name`.
 pub fn strategy(name: &str) -> Option<Strategy> {
-    let (mode, apprentice, distiller) = match name {
-        "bfs" => (Mode::Bfs, false, false),
-        "unfocused" => (Mode::Unfocused, false, false),
-        "best-first" => (Mode::BestFirst, false, false),
-        "shark" => (Mode::Shark, false, false),
-        "hard" => (Mode::Hard, false, false),
-        "soft" => (Mode::Soft, false, false),
-        "soft+distiller" => (Mode::Soft, false, true),
-        "soft+apprentice" => (Mode::Soft, true, false),
+    let (mode, apprentice, distiller, offline) = match name {
+        "bfs" => (Mode::Bfs, false, false, false),
+        "unfocused" => (Mode::Unfocused, false, false, false),
+        "best-first" => (Mode::BestFirst, false, false, false),
+        "shark" => (Mode::Shark, false, false, false),
+        "hard" => (Mode::Hard, false, false, false),
+        "soft" => (Mode::Soft, false, false, false),
+        "soft+distiller" => (Mode::Soft, false, true, false),
+        "soft+apprentice" => (Mode::Soft, true, false, false),
+        "soft+apprentice-offline" => (Mode::Soft, true, false, true),
         _ => return None,
     };
     let name = STRATEGIES.iter().find(|s| **s == name)?;
@@ -59,6 +65,7 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         mode,
         apprentice,
         distiller,
+        offline,
     })
 }
 
@@ -154,7 +161,8 @@ async fn crawl_once(
 }
 
 /// Runs one crawl of `strategy` from `seeds` into a fresh `db` with `concurrency` fetches at a
-/// time (1 is reproducible); returns (url, R) in fetch order and the seconds it took.
+/// time (1 is reproducible); returns (url, R) in fetch order and the seconds it took (for the
+/// offline apprentice, the training crawl's included).
 pub async fn crawl_strategy(
     s: Strategy,
     model: &mut Model,
@@ -164,6 +172,58 @@ pub async fn crawl_strategy(
     concurrency: usize,
     on_progress: impl FnMut(&crawl::Progress),
 ) -> anyhow::Result<(Vec<(String, f64)>, f64)> {
+    let t = std::time::Instant::now();
+    let base = CrawlConfig {
+        mode: s.mode,
+        max_pages: Some(cfg.pages),
+        concurrency: concurrency.max(1),
+        deterministic: concurrency <= 1,
+        progress_every: Duration::from_millis(100),
+        delay: Duration::ZERO,
+        fetch: crate::fetch::FetchConfig {
+            proxy: Some(cfg.proxy.clone()),
+            ..Default::default()
+        },
+        distill_every: s.distiller.then_some(500),
+        hub_feedback: s.distiller.then_some(10),
+        query: Arc::new(crawl::Query::from_model(model)),
+        ..Default::default()
+    };
+    let initial = if s.offline {
+        // The unguided crawl whose links train the apprentice: soft focus recording features.
+        let collect = db.with_extension("collect.db");
+        let unguided = CrawlConfig {
+            apprentice: Some(ApprenticeConfig {
+                retrain_every: u64::MAX,
+                ..Default::default()
+            }),
+            ..base.clone()
+        };
+        crawl_fresh(model, seeds, &collect, unguided, |_| {}).await?;
+        Some(Store::open(&collect)?.trained_apprentice()?)
+    } else {
+        None
+    };
+    let config = CrawlConfig {
+        apprentice: s.apprentice.then(|| ApprenticeConfig {
+            retrain_every: cfg.retrain_every,
+            initial,
+            ..Default::default()
+        }),
+        ..base
+    };
+    let fetched = crawl_fresh(model, seeds, db, config, on_progress).await?;
+    Ok((fetched, t.elapsed().as_secs_f64()))
+}
+
+/// Crawls from `seeds` into a fresh `db`; returns (url, R) in fetch order.
+async fn crawl_fresh(
+    model: &mut Model,
+    seeds: &[String],
+    db: &Path,
+    config: CrawlConfig,
+    on_progress: impl FnMut(&crawl::Progress),
+) -> anyhow::Result<Vec<(String, f64)>> {
     for ext in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
     }
@@ -175,27 +235,6 @@ pub async fn crawl_strategy(
         .map(|u| NewUrl::seed(&u))
         .collect();
     store.add_seeds(&seeds)?;
-    let config = CrawlConfig {
-        mode: s.mode,
-        max_pages: Some(cfg.pages),
-        concurrency: concurrency.max(1),
-        deterministic: concurrency <= 1,
-        progress_every: Duration::from_millis(100),
-        delay: Duration::ZERO,
-        fetch: crate::fetch::FetchConfig {
-            proxy: Some(cfg.proxy.clone()),
-            ..Default::default()
-        },
-        apprentice: s.apprentice.then(|| ApprenticeConfig {
-            retrain_every: cfg.retrain_every,
-            ..Default::default()
-        }),
-        distill_every: s.distiller.then_some(500),
-        hub_feedback: s.distiller.then_some(10),
-        query: Arc::new(crawl::Query::from_model(model)),
-        ..Default::default()
-    };
-    let t = std::time::Instant::now();
     crawl::run(
         store,
         model.classifier(),
@@ -204,12 +243,11 @@ pub async fn crawl_strategy(
         on_progress,
     )
     .await?;
-    let secs = t.elapsed().as_secs_f64();
     let conn = Store::open_read_only(db)?;
     let mut st = conn
         .prepare("SELECT url, relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
     let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok((rows.collect::<Result<_, _>>()?, secs))
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// The measures of a crawl's fetch order at the checkpoints of a `pages` crawl.

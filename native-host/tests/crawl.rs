@@ -385,3 +385,56 @@ fn deterministic_crawls_repeat_exactly() {
     assert_eq!(a.len(), 200);
     assert_eq!(a, b);
 }
+
+/// The 2002 paper's protocol in `forager bench`: an unguided soft crawl records the link
+/// instances, the apprentice trained on them guides a fresh crawl from the same seeds, and on
+/// the planted web it beats soft focus from its first fetches.
+#[test]
+fn offline_apprentice_follows_the_paper_protocol() {
+    let dir = tmp("offline");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--planted", "--out"]).arg(&web));
+    let out = dir.join("bench");
+    run(forager()
+        .args(["bench", "--task", "astronomy", "--no-robustness"])
+        .args([
+            "--strategies",
+            "soft,soft+apprentice-offline",
+            "--pages",
+            "400",
+        ])
+        .arg("--web")
+        .arg(&web)
+        .arg("--out")
+        .arg(&out));
+    let harvest_at = |s: &str, n: u64| {
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(format!("{s}.json"))).unwrap())
+                .unwrap();
+        j["checkpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["n"] == n)
+            .unwrap()["harvest"]
+            .as_f64()
+            .unwrap()
+    };
+    // The training crawl recorded features on its links.
+    let collected = run(forager()
+        .arg("sql")
+        .arg(out.join("soft-apprentice-offline.collect.db"))
+        .arg("SELECT count(*) FROM link WHERE features IS NOT NULL"));
+    let n: u64 = collected.lines().nth(1).unwrap().trim().parse().unwrap();
+    assert!(n > 1000, "{n} links with features");
+    for at in [100, 400] {
+        let (soft, offline) = (
+            harvest_at("soft", at),
+            harvest_at("soft+apprentice-offline", at),
+        );
+        assert!(
+            offline > soft + 0.15,
+            "at {at}: offline {offline:.3} vs soft {soft:.3}"
+        );
+    }
+}

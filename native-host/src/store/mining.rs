@@ -51,6 +51,15 @@ impl Store {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
+    /// An apprentice trained on every instance of this crawl (offline training).
+    pub fn trained_apprentice(&self) -> Result<forager_classifier::apprentice::Apprentice> {
+        let mut ap = forager_classifier::apprentice::Apprentice::new();
+        for (f, high) in self.all_instances()? {
+            ap.add(&f, high);
+        }
+        Ok(ap)
+    }
+
     /// The crawl graph for the distiller: links between fetched pages, and R of every fetched
     /// page.
     pub fn graph(&self) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
