@@ -58,6 +58,9 @@ pub(crate) struct CrawlArgs {
     /// Pages between apprentice retrains.
     #[arg(long, default_value_t = 200)]
     retrain_every: u64,
+    /// Fetched pages before the learning apprentice starts guiding the crawl.
+    #[arg(long, default_value_t = forager::crawl::DEFAULT_APPRENTICE_WARMUP)]
+    apprentice_warmup: u64,
     /// The apprentice's DOM offset window.
     #[arg(long, default_value_t = forager_classifier::apprentice::DEFAULT_D_MAX)]
     d_max: usize,
@@ -151,6 +154,7 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
         };
         Some(forager::crawl::ApprenticeConfig {
             retrain_every: a.retrain_every.max(1),
+            warmup: a.apprentice_warmup,
             d_max: a.d_max,
             initial,
         })

@@ -97,6 +97,8 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         out: dir.clone(),
         proxy: server.proxy_url(),
         retrain_every: 200,
+        // A short crawl: the apprentice guides after the first fifth of it.
+        warmup: opts.pages / 5,
     };
     model.set_good_paths(&task.good)?;
     let bars = indicatif::MultiProgress::new();

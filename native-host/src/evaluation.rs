@@ -84,6 +84,8 @@ pub struct BenchConfig {
     pub proxy: String,
     /// Pages between apprentice retrains.
     pub retrain_every: u64,
+    /// Fetched pages before the learning apprentice guides the crawl.
+    pub warmup: u64,
 }
 
 /// Measures after the first `n` fetches.
@@ -207,6 +209,7 @@ pub async fn crawl_strategy(
     let config = CrawlConfig {
         apprentice: s.apprentice.then(|| ApprenticeConfig {
             retrain_every: cfg.retrain_every,
+            warmup: cfg.warmup,
             initial,
             ..Default::default()
         }),

@@ -163,6 +163,9 @@ enum Cmd {
         /// Pages between apprentice retrains.
         #[arg(long, default_value_t = 200)]
         retrain_every: u64,
+        /// Fetched pages before the learning apprentice starts guiding the crawl.
+        #[arg(long, default_value_t = forager::crawl::DEFAULT_APPRENTICE_WARMUP)]
+        apprentice_warmup: u64,
     },
     /// The browser's native-messaging endpoint (the browser starts it; see extension/PROTOCOL.md).
     Native {
@@ -535,6 +538,7 @@ fn main() -> Result<()> {
             seed,
             no_robustness,
             retrain_every,
+            apprentice_warmup,
         } => {
             let web = MiniWeb::open(&web)?;
             let task = web.task(&task)?.clone();
@@ -560,6 +564,7 @@ fn main() -> Result<()> {
                     out: out.clone(),
                     proxy: server.proxy_url(),
                     retrain_every,
+                    warmup: apprentice_warmup,
                 };
                 let results =
                     forager::evaluation::run(&web, &task, &list, &mut model, &cfg).await?;

@@ -226,7 +226,13 @@ fn apprentice_learns_a_planted_pattern() {
         &web,
         "soft",
         400,
-        &["--apprentice", "--retrain-every", "50"],
+        &[
+            "--apprentice",
+            "--retrain-every",
+            "50",
+            "--apprentice-warmup",
+            "50",
+        ],
     ));
     assert!(app > soft + 0.15, "apprentice {app:.3} vs soft {soft:.3}");
 }
@@ -247,7 +253,8 @@ fn bench_is_deterministic_and_complete() {
                 "--strategies",
                 "bfs,shark,soft+apprentice",
             ])
-            .args(["--pages", "200", "--retrain-every", "50", "--web"])
+            .args(["--pages", "200", "--retrain-every", "50"])
+            .args(["--apprentice-warmup", "50", "--web"])
             .arg(&web)
             .arg("--out")
             .arg(&out));
@@ -302,9 +309,15 @@ fn alarms_fire_on_stagnation_and_diffusion_only() {
         &web,
         "soft",
         600,
-        &["--apprentice", "--retrain-every", "50"],
+        &[
+            "--apprentice",
+            "--retrain-every",
+            "50",
+            "--apprentice-warmup",
+            "50",
+        ],
     );
-    assert!(alarms("softapprenticeretrainevery50").is_empty());
+    assert!(alarms("softapprenticeretrainevery50apprenticewarmup50").is_empty());
     crawl(&dir, &web, "hard", 300);
     assert!(alarms("hard").is_empty());
     // Diffusion: a soft crawl long enough to exhaust the topic (resumed to 2500 pages).
@@ -437,4 +450,30 @@ fn offline_apprentice_follows_the_paper_protocol() {
             "at {at}: offline {offline:.3} vs soft {soft:.3}"
         );
     }
+}
+
+/// The learning apprentice guides only after its warm-up: until then the crawl is plain soft
+/// focus, page for page.
+#[test]
+fn apprentice_guides_only_after_its_warmup() {
+    let dir = tmp("warmup");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--planted", "--out"]).arg(&web));
+    let det = ["--deterministic"];
+    let soft = crawl_with(&dir, &web, "soft", 300, &det);
+    let args = |w: &'static str| {
+        [
+            "--deterministic",
+            "--apprentice",
+            "--retrain-every",
+            "50",
+            "--apprentice-warmup",
+            w,
+        ]
+    };
+    let late = crawl_with(&dir, &web, "soft", 300, &args("150"));
+    let early = crawl_with(&dir, &web, "soft", 300, &args("50"));
+    assert_eq!(late[..150], soft[..150], "guided before its warm-up");
+    assert_ne!(late[150..], soft[150..], "never guided");
+    assert_ne!(early[..150], soft[..150]);
 }
