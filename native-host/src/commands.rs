@@ -79,7 +79,7 @@ pub(crate) struct CrawlArgs {
     max_pages_per_host: u64,
     /// Soft and hard focus: the share of a page's relevance that links in its navigation
     /// boilerplate (site menus, footers) inherit; 1 treats them like links in the text.
-    #[arg(long, default_value_t = forager::crawl::DEFAULT_TEMPLATE_WEIGHT)]
+    #[arg(long, default_value_t = forager::crawl::DEFAULT_TEMPLATE_WEIGHT, allow_negative_numbers = true)]
     template_weight: f64,
     /// Maintenance mode: share of fetches spent revisiting fetched pages (best hubs first).
     #[arg(long, default_value_t = 0.0)]
@@ -227,6 +227,12 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
         })
         .await?;
         bar.finish_and_clear();
+        if json {
+            // The final counters, whether or not a periodic line came before.
+            let mut v = serde_json::to_value(&p)?;
+            v["stopped"] = format!("{reason:?}").into();
+            println!("{v}");
+        }
         let rss = forager::crawl::peak_rss().map_or("?".into(), |b| format!("{} MB", b >> 20));
         eprintln!(
             "stopped: {reason:?}; fetched {} pages; frontier {}; peak RSS {rss}; errors {:?}",

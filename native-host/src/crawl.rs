@@ -119,6 +119,7 @@ pub struct CrawlConfig {
     pub max_links_per_page: usize,
     /// In soft and hard focus, a link in the page's navigation boilerplate inherits this
     /// share of the page's relevance: site templates link anywhere, whatever the page is about.
+    /// (Once the apprentice guides, its Pr(high) is the score and it learns this by itself.)
     pub template_weight: f64,
     /// URL trap guards.
     pub traps: TrapLimits,
@@ -537,13 +538,6 @@ pub async fn run(
                 .unwrap_or_default(),
         )),
     });
-    // The learning apprentice; the workers read snapshots of it published at each retrain.
-    let mut learner: Apprentice = sh
-        .apprentice
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
-        .clone();
     let mut since_retrain = 0u64;
     let mut since_distill = 0u64;
     let mut distilling: Option<tokio::task::JoinHandle<crate::distiller::Scores>> = None;
@@ -563,6 +557,19 @@ pub async fn run(
     };
     store.set_meta("mode", format!("{:?}", config.mode))?;
     let mut store = Some(store);
+    // The learning apprentice; the workers read snapshots of it published at each retrain. It
+    // starts from the offline-trained one, or on resume from the instances already recorded.
+    let mut learner: Apprentice = match config.apprentice.as_ref().map(|a| &a.initial) {
+        Some(Some(initial)) => initial.clone(),
+        Some(None) => blocking(&mut store, |s| s.trained_apprentice()).await?,
+        None => Apprentice::default(),
+    };
+    // Whether the published apprentice guides the crawl (an offline-trained one does at once).
+    let mut guiding = config
+        .apprentice
+        .as_ref()
+        .and_then(|a| a.initial.as_ref())
+        .is_some_and(Apprentice::is_trained);
     let sem = Arc::new(Semaphore::new(config.concurrency.max(1)));
     let (tx, mut rx) = mpsc::channel::<Outcome>(config.concurrency.max(1) * 2);
     let started = Instant::now();
@@ -703,10 +710,13 @@ pub async fn run(
                     learner.add(f, *high);
                 }
                 since_retrain += rec.fetched.len() as u64;
-                let warm = cfg.initial.is_some() || progress.fetched >= cfg.warmup;
-                if since_retrain >= cfg.retrain_every && learner.is_trained() && warm {
+                // Publish at the end of the warm-up, then every `retrain_every` pages.
+                let warm = guiding || progress.fetched >= cfg.warmup;
+                let due = !guiding || since_retrain >= cfg.retrain_every;
+                if warm && due && learner.is_trained() {
                     // Retrain: publish the counts, then re-evaluate the whole frontier.
                     since_retrain = 0;
+                    guiding = true;
                     let snapshot = Arc::new(learner.clone());
                     *sh.apprentice.write().unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
                     if matches!(config.mode, Mode::Soft | Mode::Hard) {

@@ -129,7 +129,7 @@ pub struct StrategyResult {
     pub robustness: Vec<Overlap>,
     /// Link distance from the seeds of the top-100 hubs → how many hubs.
     pub hub_distance: BTreeMap<i64, usize>,
-    /// Crawl seconds.
+    /// Crawl seconds (for soft+apprentice-offline, its training crawl's included).
     pub seconds: f64,
 }
 
@@ -197,6 +197,7 @@ pub async fn crawl_strategy(
         let unguided = CrawlConfig {
             apprentice: Some(ApprenticeConfig {
                 retrain_every: u64::MAX,
+                warmup: u64::MAX,
                 ..Default::default()
             }),
             ..base.clone()

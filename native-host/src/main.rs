@@ -145,11 +145,11 @@ enum Cmd {
         #[arg(long)]
         task: String,
         /// Comma-separated strategies (bfs, unfocused, best-first, shark, hard, soft,
-        /// soft+distiller, soft+apprentice).
+        /// soft+distiller, soft+apprentice, soft+apprentice-offline).
         #[arg(long, default_value = "bfs,soft,soft+apprentice")]
         strategies: String,
         /// Pages per crawl.
-        #[arg(long, default_value_t = 1000)]
+        #[arg(long, default_value_t = 3000)]
         pages: u64,
         /// Output directory.
         #[arg(long, default_value = "bench-out")]

@@ -353,24 +353,18 @@ fn template_links_wait_behind_links_in_the_text() {
         d * 4 <= a,
         "default {d} template pages vs {a} when treated alike"
     );
-    let out = forager()
-        .args([
-            "crawl",
-            "--task",
-            "astronomy",
-            "--pages",
-            "1",
-            "--template-weight",
-            "NaN",
-        ])
-        .arg("--web")
-        .arg(&web)
-        .arg("--db")
-        .arg(dir.join("bad.db"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--template-weight"));
+    for bad in ["NaN", "1.5", "-0.1"] {
+        let out = forager()
+            .args(["crawl", "--task", "astronomy", "--pages", "1"])
+            .args(["--template-weight", bad, "--web"])
+            .arg(&web)
+            .arg("--db")
+            .arg(dir.join("bad.db"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad} was taken");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--template-weight"));
+    }
 }
 
 /// `crawl --deterministic` fetches one page at a time whatever `--concurrency` says, so two
@@ -440,6 +434,26 @@ fn offline_apprentice_follows_the_paper_protocol() {
         .arg("SELECT count(*) FROM link WHERE features IS NOT NULL"));
     let n: u64 = collected.lines().nth(1).unwrap().trim().parse().unwrap();
     assert!(n > 1000, "{n} links with features");
+    // ... and was not guided by what it learned: it is plain soft focus, page for page.
+    let order = run(forager()
+        .arg("sql")
+        .arg(out.join("soft-apprentice-offline.collect.db"))
+        .arg("SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq"));
+    let soft = std::fs::read_to_string(out.join("soft.fetched.txt")).unwrap();
+    assert_eq!(
+        order.lines().skip(1).collect::<Vec<_>>(),
+        soft.lines().collect::<Vec<_>>()
+    );
+    // ... and was not guided by what it learned: it is plain soft focus, page for page.
+    let order = run(forager()
+        .arg("sql")
+        .arg(out.join("soft-apprentice-offline.collect.db"))
+        .arg("SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq"));
+    let soft = std::fs::read_to_string(out.join("soft.fetched.txt")).unwrap();
+    assert_eq!(
+        order.lines().skip(1).collect::<Vec<_>>(),
+        soft.lines().collect::<Vec<_>>()
+    );
     for at in [100, 400] {
         let (soft, offline) = (
             harvest_at("soft", at),
@@ -476,4 +490,37 @@ fn apprentice_guides_only_after_its_warmup() {
     assert_eq!(late[..150], soft[..150], "guided before its warm-up");
     assert_ne!(late[150..], soft[150..], "never guided");
     assert_ne!(early[..150], soft[..150]);
+}
+
+/// A resumed crawl's apprentice starts from the instances its database already holds, and
+/// `--json` ends with the final counters.
+#[test]
+fn resumed_apprentice_keeps_what_it_learned() {
+    let dir = tmp("resume-apprentice");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let last = |pages: &str| -> serde_json::Value {
+        let out = run(forager()
+            .args(["crawl", "--task", "astronomy", "--apprentice", "--json"])
+            .args(["--apprentice-warmup", "100", "--pages", pages, "--web"])
+            .arg(&web)
+            .arg("--db")
+            .arg(dir.join("c.db")));
+        serde_json::from_str(out.lines().last().unwrap()).unwrap()
+    };
+    let first = last("300");
+    assert_eq!(first["stopped"], "PageBudget");
+    assert_eq!(first["fetched"], 300);
+    let total = |v: &serde_json::Value| {
+        v["apprentice_instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .sum::<u64>()
+    };
+    let (before, after) = (total(&first), total(&last("350")));
+    assert!(before > 200, "{before} instances");
+    // The 50 new pages add instances to the stored ones, not replace them.
+    assert!(after > before, "{after} after resuming vs {before} before");
 }
