@@ -427,33 +427,24 @@ fn offline_apprentice_follows_the_paper_protocol() {
             .as_f64()
             .unwrap()
     };
+    // Rows of a query on the training crawl's database, header dropped.
+    let collect_db = |q: &str| -> Vec<String> {
+        let out = run(forager()
+            .arg("sql")
+            .arg(out.join("soft-apprentice-offline.collect.db"))
+            .arg(q));
+        out.lines().skip(1).map(str::to_owned).collect()
+    };
     // The training crawl recorded features on its links.
-    let collected = run(forager()
-        .arg("sql")
-        .arg(out.join("soft-apprentice-offline.collect.db"))
-        .arg("SELECT count(*) FROM link WHERE features IS NOT NULL"));
-    let n: u64 = collected.lines().nth(1).unwrap().trim().parse().unwrap();
+    let n: u64 = collect_db("SELECT count(*) FROM link WHERE features IS NOT NULL")[0]
+        .trim()
+        .parse()
+        .unwrap();
     assert!(n > 1000, "{n} links with features");
     // ... and was not guided by what it learned: it is plain soft focus, page for page.
-    let order = run(forager()
-        .arg("sql")
-        .arg(out.join("soft-apprentice-offline.collect.db"))
-        .arg("SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq"));
+    let order = collect_db("SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq");
     let soft = std::fs::read_to_string(out.join("soft.fetched.txt")).unwrap();
-    assert_eq!(
-        order.lines().skip(1).collect::<Vec<_>>(),
-        soft.lines().collect::<Vec<_>>()
-    );
-    // ... and was not guided by what it learned: it is plain soft focus, page for page.
-    let order = run(forager()
-        .arg("sql")
-        .arg(out.join("soft-apprentice-offline.collect.db"))
-        .arg("SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq"));
-    let soft = std::fs::read_to_string(out.join("soft.fetched.txt")).unwrap();
-    assert_eq!(
-        order.lines().skip(1).collect::<Vec<_>>(),
-        soft.lines().collect::<Vec<_>>()
-    );
+    assert_eq!(order, soft.lines().collect::<Vec<_>>());
     for at in [100, 400] {
         let (soft, offline) = (
             harvest_at("soft", at),
