@@ -332,6 +332,17 @@ pub fn fnv64(s: &str) -> u64 {
 }
 
 /// A pseudo-random tie-breaker from the URL (stable, spreads hosts apart).
+/// A checked-out URL from a row of (oid, url, depth, relevance).
+fn work_row(r: &rusqlite::Row<'_>, revisit: bool) -> rusqlite::Result<Work> {
+    Ok(Work {
+        oid: r.get(0)?,
+        url: r.get(1)?,
+        depth: r.get(2)?,
+        score: r.get(3)?,
+        revisit,
+    })
+}
+
 fn rnd(url: &str) -> i64 {
     (fnv64(url) >> 1) as i64
 }
@@ -466,15 +477,7 @@ impl Store {
                  WHERE d.status = 2 AND d.fetched_at < ?2
                  ORDER BY coalesce(h.score, 0) DESC, d.relevance DESC, d.fetched_at LIMIT ?1",
             )?;
-            let rows = st.query_map(params![n as i64, now() - min_age], |r| {
-                Ok(Work {
-                    oid: r.get(0)?,
-                    url: r.get(1)?,
-                    depth: r.get(2)?,
-                    score: r.get(3)?,
-                    revisit: true,
-                })
-            })?;
+            let rows = st.query_map(params![n as i64, now() - min_age], |r| work_row(r, true))?;
             rows.collect::<std::result::Result<_, _>>()?
         };
         {
@@ -495,15 +498,7 @@ impl Store {
                 "SELECT oid, url, depth, relevance FROM doc INDEXED BY frontier WHERE status = 0
                  ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT ?1",
             )?;
-            let rows = st.query_map([n as i64], |r| {
-                Ok(Work {
-                    oid: r.get(0)?,
-                    url: r.get(1)?,
-                    depth: r.get(2)?,
-                    score: r.get(3)?,
-                    revisit: false,
-                })
-            })?;
+            let rows = st.query_map([n as i64], |r| work_row(r, false))?;
             rows.collect::<std::result::Result<_, _>>()?
         };
         {
