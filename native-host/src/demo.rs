@@ -99,6 +99,7 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         retrain_every: 200,
         // A short crawl: the apprentice guides after the first fifth of it.
         warmup: opts.pages / 5,
+        references: false,
     };
     model.set_good_paths(&task.good)?;
     let bars = indicatif::MultiProgress::new();

@@ -86,6 +86,8 @@ pub struct BenchConfig {
     pub retrain_every: u64,
     /// Fetched pages before the learning apprentice guides the crawl.
     pub warmup: u64,
+    /// Also simulate the reference crawls on the web's link graph ([`crate::reference`]).
+    pub references: bool,
 }
 
 /// Measures after the first `n` fetches.
@@ -294,8 +296,9 @@ pub fn measure(
     out
 }
 
-/// Runs every strategy on `task` and writes `<out>/<strategy>.fetched.txt`,
-/// `<out>/<strategy>.json`, `<out>/summary.json` and `<out>/summary.html`.
+/// Runs every strategy on `task` (then, if asked and the web has labels, the simulated
+/// reference crawls) and writes `<out>/<strategy>.fetched.txt`, `<out>/<strategy>.json`,
+/// `<out>/summary.json` and `<out>/summary.html`.
 pub async fn run(
     web: &MiniWeb,
     task: &Task,
@@ -374,6 +377,28 @@ pub async fn run(
             serde_json::to_string_pretty(&result)?,
         )?;
         results.push(result);
+    }
+    if cfg.references && !web.labels.is_empty() {
+        let t = std::time::Instant::now();
+        let tw = crawl::DEFAULT_TEMPLATE_WEIGHT;
+        for (policy, fetched) in crate::reference::crawls(web, task, cfg.pages as usize, tw) {
+            let name = policy.name();
+            std::fs::write(
+                cfg.out
+                    .join(format!("{}.fetched.txt", name.replace(':', "-"))),
+                fetched
+                    .iter()
+                    .map(|(u, _)| format!("{u}\n"))
+                    .collect::<String>(),
+            )?;
+            results.push(StrategyResult {
+                strategy: name.to_owned(),
+                checkpoints: measure(web, task, &fetched, cfg.pages as usize),
+                robustness: Vec::new(),
+                hub_distance: BTreeMap::new(),
+                seconds: t.elapsed().as_secs_f64(),
+            });
+        }
     }
     std::fs::write(
         cfg.out.join("summary.json"),

@@ -15,6 +15,7 @@ pub mod miniweb;
 pub mod monitor;
 pub mod native;
 pub mod parse;
+pub mod reference;
 pub mod report;
 pub mod robots;
 pub mod serve;

@@ -166,6 +166,10 @@ enum Cmd {
         /// Fetched pages before the learning apprentice starts guiding the crawl.
         #[arg(long, default_value_t = forager::crawl::DEFAULT_APPRENTICE_WARMUP)]
         apprentice_warmup: u64,
+        /// Skip the reference crawls simulated with the ground truth (sim:bfs, sim:oracle,
+        /// sim:soft-perfect, sim:soft-clairvoyant).
+        #[arg(long)]
+        no_references: bool,
     },
     /// The browser's native-messaging endpoint (the browser starts it; see extension/PROTOCOL.md).
     Native {
@@ -539,6 +543,7 @@ fn main() -> Result<()> {
             no_robustness,
             retrain_every,
             apprentice_warmup,
+            no_references,
         } => {
             let web = MiniWeb::open(&web)?;
             let task = web.task(&task)?.clone();
@@ -565,29 +570,12 @@ fn main() -> Result<()> {
                     proxy: server.proxy_url(),
                     retrain_every,
                     warmup: apprentice_warmup,
+                    references: !no_references,
                 };
                 let results =
                     forager::evaluation::run(&web, &task, &list, &mut model, &cfg).await?;
                 server.shutdown().await;
-                println!(
-                    "{:<16} {:>6} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7}",
-                    "strategy", "pages", "harvest", "by clf", "loss", "recall", "sites", "seconds"
-                );
-                for r in &results {
-                    if let Some(c) = r.checkpoints.last() {
-                        println!(
-                            "{:<16} {:>6} {:>8.3} {:>8.3} {:>6} {:>8.3} {:>6} {:>7.1}",
-                            r.strategy,
-                            c.n,
-                            c.harvest,
-                            c.harvest_classifier,
-                            c.loss,
-                            c.target_recall,
-                            c.sites,
-                            r.seconds
-                        );
-                    }
-                }
+                print_bench(&results);
                 eprintln!("wrote {}", out.join("summary.html").display());
                 anyhow::Ok(())
             })?;
@@ -681,4 +669,43 @@ fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Prints `forager bench`'s table, then each crawl's harvest as a share of the simulated
+/// oracle's at 500 and 1000 fetches (the issues' yardstick).
+fn print_bench(results: &[forager::evaluation::StrategyResult]) {
+    println!(
+        "{:<22} {:>6} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7}",
+        "strategy", "pages", "harvest", "by clf", "loss", "recall", "sites", "seconds"
+    );
+    for r in results {
+        if let Some(c) = r.checkpoints.last() {
+            println!(
+                "{:<22} {:>6} {:>8.3} {:>8.3} {:>6} {:>8.3} {:>6} {:>7.1}",
+                r.strategy,
+                c.n,
+                c.harvest,
+                c.harvest_classifier,
+                c.loss,
+                c.target_recall,
+                c.sites,
+                r.seconds
+            );
+        }
+    }
+    let harvest_at = |r: &forager::evaluation::StrategyResult, n: usize| {
+        r.checkpoints.iter().find(|c| c.n == n).map(|c| c.harvest)
+    };
+    let Some(oracle) = results.iter().find(|r| r.strategy == "sim:oracle") else {
+        return;
+    };
+    println!("\nHarvest as a share of the oracle's:");
+    println!("{:<22} {:>14} {:>14}", "strategy", "at 500", "at 1000");
+    for r in results.iter().filter(|r| r.strategy != "sim:oracle") {
+        let cell = |n| match (harvest_at(r, n), harvest_at(oracle, n)) {
+            (Some(h), Some(o)) if o > 0.0 => format!("{h:.3}/{o:.3}={:.2}", h / o),
+            _ => "-".to_owned(),
+        };
+        println!("{:<22} {:>14} {:>14}", r.strategy, cell(500), cell(1000));
+    }
 }

@@ -277,7 +277,35 @@ fn bench_is_deterministic_and_complete() {
     }
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(a.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["strategies"].as_array().unwrap().len(), 3);
+    let all = summary["strategies"].as_array().unwrap();
+    assert_eq!(
+        all.len(),
+        3 + 4,
+        "three crawls and four simulated references"
+    );
+    // The simulated oracle's harvest is the best at every checkpoint.
+    let harvests = |name: &str| -> Vec<f64> {
+        let s = all.iter().find(|s| s["strategy"] == name).unwrap();
+        (s["checkpoints"].as_array().unwrap().iter())
+            .map(|c| c["harvest"].as_f64().unwrap())
+            .collect()
+    };
+    let oracle = harvests("sim:oracle");
+    assert_eq!(oracle.len(), harvests("bfs").len());
+    for name in [
+        "bfs",
+        "shark",
+        "soft+apprentice",
+        "sim:bfs",
+        "sim:soft-perfect",
+    ] {
+        let h = harvests(name);
+        assert!(
+            oracle.iter().zip(&h).all(|(o, x)| o >= x),
+            "{name}: {h:?} vs oracle {oracle:?}"
+        );
+    }
+    assert!(table.contains("share of the oracle's"), "{table}");
     let html = std::fs::read_to_string(a.join("summary.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("soft+apprentice"));
 }
