@@ -4,11 +4,13 @@
 //! The frontier is the unvisited rows of `doc`, served by a partial multi-column index in the
 //! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
 
+mod frontier;
 mod mining;
+
+use frontier::{enqueue, Caches, Known};
 
 pub use mining::{each_fetched_text, graph_of};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
-use std::collections::HashMap;
 use std::path::Path;
 use thiserror::Error;
 
@@ -198,120 +200,6 @@ pub struct Store {
     seq: i64,
 }
 
-/// The server id and crawled count of `host`, inserting the server on first sight.
-fn server(
-    tx: &rusqlite::Transaction<'_>,
-    hosts: &mut HashMap<String, (i64, i64)>,
-    host: &str,
-) -> Result<(i64, i64)> {
-    if let Some(&v) = hosts.get(host) {
-        return Ok(v);
-    }
-    tx.prepare_cached("INSERT OR IGNORE INTO server(host) VALUES(?1)")?
-        .execute([host])?;
-    let v = tx
-        .prepare_cached("SELECT sid, crawled FROM server WHERE host = ?1")?
-        .query_row([host], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    hosts.insert(host.to_owned(), v);
-    Ok(v)
-}
-
-/// Puts a URL in the frontier (relevance: the max over its parents while unvisited) and records
-/// the link that led to it.
-fn enqueue(
-    tx: &rusqlite::Transaction<'_>,
-    caches: &mut Caches,
-    u: &NewUrl,
-    src: Option<(i64, i64)>,
-    instances: &mut Vec<Instance>,
-) -> Result<()> {
-    let (sid, crawled) = server(tx, &mut caches.hosts, &u.host)?;
-    let known = match caches.known.get_mut(&u.url) {
-        Some(k) => {
-            // A URL seen before: skip the URL index unless its frontier score must rise.
-            if !k.fetched && u.score > k.relevance {
-                tx.prepare_cached(
-                    "UPDATE doc SET relevance = max(relevance, ?2) WHERE oid = ?1 AND status = 0",
-                )?
-                .execute(params![k.oid, u.score])?;
-                k.relevance = u.score;
-            }
-            *k
-        }
-        None => {
-            let (oid, st, relevance): (i64, i64, f64) = tx
-                .prepare_cached(
-                    "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(url) DO UPDATE SET relevance = CASE WHEN status = 0
-                       THEN max(relevance, excluded.relevance) ELSE relevance END
-                     RETURNING oid, status, relevance",
-                )?
-                .query_row(
-                    params![u.url, sid, crawled, u.score, u.depth, rnd(&u.url)],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )?;
-            let k = Known {
-                oid,
-                fetched: st == status::FETCHED,
-                relevance,
-            };
-            caches.remember(&u.url, k);
-            k
-        }
-    };
-    if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
-        let fresh = tx
-            .prepare_cached(
-                "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor, features)
-                 VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                oid_src,
-                known.oid,
-                sid_src,
-                sid,
-                anchor,
-                u.features.as_deref().map(features_to_blob)
-            ])?;
-        // The target is already fetched: the critic's verdict is known, train on it now.
-        if let (1, true, Some(f)) = (fresh, known.fetched, &u.features) {
-            instances.push((f.clone(), known.relevance >= HIGH_RELEVANCE));
-        }
-    }
-    Ok(())
-}
-
-/// What the store remembers of a URL it has seen, so repeated links skip the URL index.
-#[derive(Clone, Copy, Debug)]
-struct Known {
-    oid: i64,
-    /// Fetched (its relevance is then its own R(d)).
-    fetched: bool,
-    /// Its relevance as last written by this store.
-    relevance: f64,
-}
-
-/// URLs remembered at most; past that the memory starts afresh.
-const KNOWN_LIMIT: usize = 400_000;
-
-/// In-memory mirrors of the `server` table and of recently seen URLs. Every write through the
-/// store keeps them true; writes that change many rows at once (re-scoring, feedback) clear them.
-#[derive(Default)]
-struct Caches {
-    /// host → (sid, pages crawled).
-    hosts: HashMap<String, (i64, i64)>,
-    known: rustc_hash::FxHashMap<String, Known>,
-}
-
-impl Caches {
-    fn remember(&mut self, url: &str, k: Known) {
-        if self.known.len() >= KNOWN_LIMIT {
-            self.known.clear();
-        }
-        self.known.insert(url.to_owned(), k);
-    }
-}
-
 /// Unix time in seconds.
 pub fn now() -> f64 {
     std::time::SystemTime::now()
@@ -329,22 +217,6 @@ pub fn fnv64(s: &str) -> u64 {
         h = h.wrapping_mul(0x100000001b3);
     }
     h
-}
-
-/// A pseudo-random tie-breaker from the URL (stable, spreads hosts apart).
-/// A checked-out URL from a row of (oid, url, depth, relevance).
-fn work_row(r: &rusqlite::Row<'_>, revisit: bool) -> rusqlite::Result<Work> {
-    Ok(Work {
-        oid: r.get(0)?,
-        url: r.get(1)?,
-        depth: r.get(2)?,
-        score: r.get(3)?,
-        revisit,
-    })
-}
-
-fn rnd(url: &str) -> i64 {
-    (fnv64(url) >> 1) as i64
 }
 
 impl Store {
@@ -454,61 +326,6 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(())
-    }
-
-    /// Adds seed URLs to the frontier.
-    pub fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
-        let tx = self.conn.transaction()?;
-        for s in seeds {
-            enqueue(&tx, &mut self.caches, s, None, &mut Vec::new())?;
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Maintenance mode (focused-crawling-1999 §3): checks out up to `n` fetched pages not
-    /// fetched for `min_age` seconds, best hubs first, then by relevance, then oldest first;
-    /// their `fetched_at` moves to now so they are not handed out again meanwhile.
-    pub fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
-        let tx = self.conn.transaction()?;
-        let work: Vec<Work> = {
-            let mut st = tx.prepare_cached(
-                "SELECT d.oid, d.url, d.depth, d.relevance FROM doc d LEFT JOIN hub h ON h.oid = d.oid
-                 WHERE d.status = 2 AND d.fetched_at < ?2
-                 ORDER BY coalesce(h.score, 0) DESC, d.relevance DESC, d.fetched_at LIMIT ?1",
-            )?;
-            let rows = st.query_map(params![n as i64, now() - min_age], |r| work_row(r, true))?;
-            rows.collect::<std::result::Result<_, _>>()?
-        };
-        {
-            let mut up = tx.prepare_cached("UPDATE doc SET fetched_at = ?2 WHERE oid = ?1")?;
-            for w in &work {
-                up.execute(params![w.oid, now()])?;
-            }
-        }
-        tx.commit()?;
-        Ok(work)
-    }
-
-    /// Checks out up to `n` frontier URLs in frontier order, marking them in flight.
-    pub fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
-        let tx = self.conn.transaction()?;
-        let work: Vec<Work> = {
-            let mut st = tx.prepare_cached(
-                "SELECT oid, url, depth, relevance FROM doc INDEXED BY frontier WHERE status = 0
-                 ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT ?1",
-            )?;
-            let rows = st.query_map([n as i64], |r| work_row(r, false))?;
-            rows.collect::<std::result::Result<_, _>>()?
-        };
-        {
-            let mut up = tx.prepare_cached("UPDATE doc SET status = ?1 WHERE oid = ?2")?;
-            for w in &work {
-                up.execute(params![status::IN_FLIGHT, w.oid])?;
-            }
-        }
-        tx.commit()?;
-        Ok(work)
     }
 
     /// Records a batch of outcomes in one transaction; returns the fetch sequence numbers given
@@ -684,15 +501,6 @@ impl Store {
             .prepare("SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
         let rows = st.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
-    /// Number of frontier rows.
-    pub fn frontier_len(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("SELECT count(*) FROM doc WHERE status = 0", [], |r| {
-                r.get(0)
-            })?)
     }
 
     /// Number of fetched pages.

@@ -9,12 +9,16 @@ use crate::crawl::{self, ApprenticeConfig, CrawlConfig, Mode, Progress};
 use crate::framing::{self, Frame, FrameError};
 use crate::store::{NewUrl, Store};
 use base64::Engine;
-use forager_classifier::{Model, TopicId};
+use forager_classifier::Model;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
+
+mod protocol;
+
+pub use protocol::{Request, StartCrawl};
 
 /// Protocol version spoken by this host.
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -98,125 +102,6 @@ struct Session {
 
 /// A request the host refuses, with the reason for the reply.
 type Refusal = String;
-
-/// A request from the extension: the host-side mirror of the union in
-/// `extension/lib/protocol.js`, keyed on `type` (extension/PROTOCOL.md). Anything that does not
-/// deserialize into one of these is refused before it reaches the handler.
-#[derive(Debug, serde::Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Request {
-    /// The handshake; must come first.
-    Hello {
-        /// Protocol version the extension speaks.
-        version: u64,
-    },
-    /// The taxonomy with example counts.
-    Topics {},
-    /// Adds a topic.
-    AddTopic {
-        /// Parent topic id.
-        parent: TopicId,
-        /// Name (also the title).
-        name: String,
-    },
-    /// Renames a topic.
-    RenameTopic {
-        /// Topic id.
-        topic: TopicId,
-        /// New name.
-        name: String,
-    },
-    /// Moves a topic under another.
-    MoveTopic {
-        /// Topic id.
-        topic: TopicId,
-        /// New parent id.
-        parent: TopicId,
-    },
-    /// Deletes a topic, its subtree and examples.
-    DeleteTopic {
-        /// Topic id.
-        topic: TopicId,
-    },
-    /// Marks a topic good or not.
-    SetGood {
-        /// Topic id.
-        topic: TopicId,
-        /// Good or not.
-        good: bool,
-    },
-    /// Adds a page (its visible text) as an example of a topic.
-    AddExample {
-        /// Topic id.
-        topic: TopicId,
-        /// The page's URL.
-        url: String,
-        /// Its visible text.
-        text: String,
-    },
-    /// A chunk of the model bytes.
-    GetModel {
-        /// Byte offset.
-        #[serde(default)]
-        offset: u64,
-    },
-    /// Starts (or resumes) the crawl.
-    StartCrawl(StartCrawl),
-    /// Stops the crawl (resumable).
-    StopCrawl {},
-    /// The crawl's state.
-    Status {},
-    /// Top hubs and authorities.
-    Hubs {
-        /// How many.
-        #[serde(default = "default_top")]
-        top: u64,
-    },
-    /// Self-trains the model once on the crawl's fetched pages ([`Model::self_train`]),
-    /// replacing earlier self-trained examples; with `clear`, only removes those.
-    SelfTrain {
-        /// Least probability of its best leaf for a page to become an example of it.
-        #[serde(default = "default_min_p")]
-        min_p: f64,
-        /// Only forget the self-trained examples.
-        #[serde(default)]
-        clear: bool,
-    },
-    /// Recently fetched pages, oldest first.
-    RecentPages {
-        /// How many.
-        #[serde(default = "default_recent")]
-        limit: u64,
-    },
-}
-
-fn default_top() -> u64 {
-    20
-}
-
-fn default_recent() -> u64 {
-    300
-}
-
-fn default_min_p() -> f64 {
-    Model::SELF_TRAIN_MIN_P
-}
-
-/// The fields of `start_crawl`.
-#[derive(Debug, serde::Deserialize)]
-pub struct StartCrawl {
-    /// Seed URLs; empty means the good topics' examples.
-    #[serde(default)]
-    pub seeds: Vec<String>,
-    /// Page budget.
-    pub pages: Option<u64>,
-    /// Loopback HTTP proxy.
-    pub proxy: Option<String>,
-    /// Guide the crawl with the apprentice (default true).
-    pub apprentice: Option<bool>,
-    /// Seconds between requests to one host (default 1).
-    pub delay: Option<f64>,
-}
 
 /// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
 /// crawler's traffic anywhere else.

@@ -2,8 +2,8 @@
 //! out batches of frontier URLs, one task per fetch (bounded by `concurrency`), parsing and
 //! classification on the blocking pool, results written back in batched transactions.
 
-use crate::canon::{self, TrapLimits};
-use crate::fetch::{FetchConfig, Fetcher};
+use crate::canon;
+use crate::fetch::Fetcher;
 use crate::parse::parse_page;
 use crate::robots::{RobotsCache, Verdict};
 use crate::store::{self, NewUrl, Outcome, Store, StoreError, Work};
@@ -12,207 +12,16 @@ use forager_classifier::{Classifier, Scratch};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Semaphore};
 
-/// How outlinks are ordered and admitted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
-    /// Every outlink, in pseudo-random hash order.
-    Unfocused,
-    /// Every outlink, breadth first.
-    Bfs,
-    /// Every outlink, prioritised by the parent's relevance (max over parents).
-    Soft,
-    /// Outlinks only of pages whose best category path has a good topic.
-    Hard,
-    /// Naive best-first: every outlink, by the cosine similarity of the parent page to the
-    /// good topics' examples (crawling-the-web-2004 §3.1).
-    BestFirst,
-    /// SharkSearch: anchor text, its context and a decaying inherited score (ibid. §3.2).
-    Shark,
-}
+mod config;
 
-/// SharkSearch's parameters (Hersovici et al. 1998; the values of crawling-the-web-2004).
-#[derive(Clone, Copy, Debug)]
-pub struct SharkParams {
-    /// Decay of the inherited score per link.
-    pub delta: f64,
-    /// Weight of the anchor against its context.
-    pub beta: f64,
-    /// Weight of the inherited score against the neighbourhood.
-    pub gamma: f64,
-    /// Leaves on each side of the anchor that make its context.
-    pub context_leaves: usize,
-}
-
-impl Default for SharkParams {
-    fn default() -> Self {
-        SharkParams {
-            delta: 0.5,
-            beta: 0.8,
-            gamma: 0.5,
-            context_leaves: 5,
-        }
-    }
-}
-
-/// The query of the best-first and SharkSearch baselines: unit-length TF-IDF weights of the
-/// good topics' examples, and the IDF that weighs a page's terms alike.
-#[derive(Clone, Debug, Default)]
-pub struct Query {
-    /// Term → weight, unit length.
-    pub weights: HashMap<String, f64>,
-    /// Term → IDF; terms not listed get `max_idf`.
-    pub idf: HashMap<String, f64>,
-    /// IDF of a term no example has.
-    pub max_idf: f64,
-}
-
-impl Query {
-    /// The query for the good topics of `model`.
-    pub fn from_model(model: &forager_classifier::Model) -> Self {
-        let idf: HashMap<String, f64> = model.idf().into_iter().collect();
-        let n = model.example_count() as f64;
-        Query {
-            weights: model.good_centroid().into_iter().collect(),
-            idf,
-            max_idf: (n + 1.0).ln() + 1.0,
-        }
-    }
-
-    /// Cosine similarity of the query and the TF-IDF vector of `text`.
-    pub fn cosine(&self, tok: &forager_classifier::Tokenizer, text: &str) -> f64 {
-        let mut dot = 0.0;
-        let mut norm = 0.0;
-        for (t, c) in tok.counts(text) {
-            let w = f64::from(c) * self.idf.get(&t).copied().unwrap_or(self.max_idf);
-            norm += w * w;
-            dot += w * self.weights.get(&t).copied().unwrap_or(0.0);
-        }
-        if norm == 0.0 {
-            0.0
-        } else {
-            dot / norm.sqrt()
-        }
-    }
-}
-
-/// Crawl settings.
-#[derive(Clone, Debug)]
-pub struct CrawlConfig {
-    /// Link policy.
-    pub mode: Mode,
-    /// Stop after this many fetched pages (in total, across resumes).
-    pub max_pages: Option<u64>,
-    /// Stop after this much time in this run.
-    pub max_time: Option<Duration>,
-    /// Fetches in flight at once.
-    pub concurrency: usize,
-    /// Minimum time between two requests to one host.
-    pub delay: Duration,
-    /// Most pages fetched from one host.
-    pub max_pages_per_host: u64,
-    /// Most outlinks taken from one page (the rest are dropped and reported).
-    pub max_links_per_page: usize,
-    /// In soft and hard focus, a link in the page's navigation boilerplate inherits this
-    /// share of the page's relevance: site templates link anywhere, whatever the page is about.
-    /// (Once the apprentice guides, its Pr(high) is the score and it learns this by itself.)
-    pub template_weight: f64,
-    /// URL trap guards.
-    pub traps: TrapLimits,
-    /// Fetcher settings (proxy, timeouts, caps).
-    pub fetch: FetchConfig,
-    /// Append each fetched URL here, in fetch order.
-    pub fetch_log: Option<PathBuf>,
-    /// Guide soft focus with the apprentice (accelerated-focused-crawling-2002).
-    pub apprentice: Option<ApprenticeConfig>,
-    /// Run the distiller every this many fetched pages (and once at the end).
-    pub distill_every: Option<u64>,
-    /// After each distillation, move the unvisited cross-site out-neighbours of this many top
-    /// hubs to the head of the frontier (the paper's feedback).
-    pub hub_feedback: Option<usize>,
-    /// The query vector of the best-first and SharkSearch baselines (unit-length term weights;
-    /// see `Model::good_centroid`).
-    pub query: Arc<Query>,
-    /// SharkSearch parameters.
-    pub shark: SharkParams,
-    /// Reproducible order: one fetch at a time (overriding `concurrency`), every result
-    /// recorded before the next checkout, distillation inline. For benchmarks and tests.
-    pub deterministic: bool,
-    /// How often the progress callback is called.
-    pub progress_every: Duration,
-    /// Maintenance mode: the share of fetches spent revisiting fetched pages (0 = off).
-    pub revisit_share: f64,
-    /// A page is revisited no sooner than this after its last fetch.
-    pub revisit_after: Duration,
-}
-
-/// Fetched pages before a learning apprentice guides the crawl. The 2002 paper collected
-/// instances from a baseline crawl before letting the apprentice guide; on FOLDOC, guiding after
-/// 200 pages lowered harvest at 1000 fetches on four of six tasks, while starting at 1000 keeps
-/// it equal to soft focus there and beat soft focus at 3000 on all six.
-pub const DEFAULT_APPRENTICE_WARMUP: u64 = 1000;
-
-/// How the apprentice learns during a crawl.
-#[derive(Clone, Debug)]
-pub struct ApprenticeConfig {
-    /// Retrain (publish the counts and re-score the frontier) every this many fetched pages.
-    pub retrain_every: u64,
-    /// The apprentice learns from the first fetch but guides the crawl only after this many
-    /// fetched pages (an `initial` apprentice guides from the start).
-    pub warmup: u64,
-    /// DOM offset window.
-    pub d_max: usize,
-    /// Start from this apprentice (offline-trained from a previous crawl), if any.
-    pub initial: Option<Apprentice>,
-}
-
-impl Default for ApprenticeConfig {
-    fn default() -> Self {
-        ApprenticeConfig {
-            retrain_every: 200,
-            warmup: DEFAULT_APPRENTICE_WARMUP,
-            d_max: forager_classifier::apprentice::DEFAULT_D_MAX,
-            initial: None,
-        }
-    }
-}
-
-/// The share of a page's relevance its navigation-boilerplate links inherit. On FOLDOC, links
-/// in site templates lead to relevant pages no more often than chance (1-4% vs 20-48% for links
-/// in the text of relevant pages); 0.1 raised soft focus's harvest at 1000 fetches on five of six tasks, while 0
-/// starved the crawl of the cross-site links it needs.
-pub const DEFAULT_TEMPLATE_WEIGHT: f64 = 0.1;
-
-impl Default for CrawlConfig {
-    fn default() -> Self {
-        CrawlConfig {
-            mode: Mode::Soft,
-            max_pages: None,
-            max_time: None,
-            concurrency: 16,
-            delay: Duration::from_secs(1),
-            max_pages_per_host: 5_000,
-            max_links_per_page: 5_000,
-            template_weight: DEFAULT_TEMPLATE_WEIGHT,
-            traps: TrapLimits::default(),
-            fetch: FetchConfig::default(),
-            fetch_log: None,
-            apprentice: None,
-            distill_every: None,
-            hub_feedback: None,
-            query: Arc::default(),
-            shark: SharkParams::default(),
-            deterministic: false,
-            progress_every: Duration::from_secs(1),
-            revisit_share: 0.0,
-            revisit_after: Duration::from_secs(3600),
-        }
-    }
-}
+pub use config::{
+    ApprenticeConfig, CrawlConfig, Mode, Query, SharkParams, DEFAULT_APPRENTICE_WARMUP,
+    DEFAULT_TEMPLATE_WEIGHT,
+};
 
 /// A snapshot of a running or finished crawl.
 #[derive(Clone, Debug, Default, serde::Serialize)]
