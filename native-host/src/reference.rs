@@ -310,32 +310,28 @@ mod tests {
 
     #[test]
     fn each_reference_follows_its_own_rule() {
-        // First found, first fetched; a page the web does not serve is no fetch.
-        assert_eq!(
-            order(Reference::Bfs, 0.1),
-            ["s", "t", "a", "b", "c", "d", "e"]
-        );
-        // Relevant URLs first, however they were found.
-        assert_eq!(
-            order(Reference::Oracle, 0.1),
-            ["s", "t", "b", "d", "a", "c", "e"]
-        );
-        // The links of relevant pages first; the template link gets a tenth; a's link to c
-        // inherits a's 0.
-        assert_eq!(
-            order(Reference::SoftPerfect, 0.1),
-            ["s", "a", "b", "d", "e", "t", "c"]
-        );
-        // Shares: s's template link 1, its content links 1/2; a's only served link 1; b's 1/2.
-        assert_eq!(
-            order(Reference::SoftClairvoyant, 0.1),
-            ["s", "t", "a", "c", "b", "d", "e"]
-        );
-        // With template links weighted like the rest, t ranks with a and b.
-        assert_eq!(
-            order(Reference::SoftPerfect, 1.0),
-            ["s", "t", "a", "b", "d", "e", "c"]
-        );
+        use Reference::*;
+        let cases = [
+            // First found, first fetched; a page the web does not serve is no fetch.
+            (Bfs, 0.1, "s t a b c d e"),
+            // Relevant URLs first, however they were found.
+            (Oracle, 0.1, "s t b d a c e"),
+            // The links of relevant pages first; the template link gets a tenth; a's link to
+            // c inherits a's 0.
+            (SoftPerfect, 0.1, "s a b d e t c"),
+            // With template links weighted like the rest, t ranks with a and b.
+            (SoftPerfect, 1.0, "s t a b d e c"),
+            // Shares: s's template link 1, its content links 1/2; a's only served link 1;
+            // b's 1/2.
+            (SoftClairvoyant, 0.1, "s t a c b d e"),
+        ];
+        for (policy, template_weight, expected) in cases {
+            let got = order(policy, template_weight).join(" ");
+            assert_eq!(
+                got, expected,
+                "{policy:?} with template weight {template_weight}"
+            );
+        }
     }
 
     #[test]
