@@ -379,25 +379,35 @@ pub async fn run(
         results.push(result);
     }
     if cfg.references && !web.labels.is_empty() {
+        // One graph for the four; each reports its simulation plus the exploration.
         let t = std::time::Instant::now();
+        let graph = crate::reference::LinkGraph::explore(web, &task.seeds);
+        let explored = t.elapsed().as_secs_f64();
         let tw = crawl::DEFAULT_TEMPLATE_WEIGHT;
-        for (policy, fetched) in crate::reference::crawls(web, task, cfg.pages as usize, tw) {
-            let name = policy.name();
+        for policy in crate::reference::Reference::ALL {
+            let t = std::time::Instant::now();
+            let fetched =
+                crate::reference::crawl_on(&graph, web, task, policy, cfg.pages as usize, tw);
+            let file = policy.name().replace(':', "-");
             std::fs::write(
-                cfg.out
-                    .join(format!("{}.fetched.txt", name.replace(':', "-"))),
+                cfg.out.join(format!("{file}.fetched.txt")),
                 fetched
                     .iter()
                     .map(|(u, _)| format!("{u}\n"))
                     .collect::<String>(),
             )?;
-            results.push(StrategyResult {
-                strategy: name.to_owned(),
+            let result = StrategyResult {
+                strategy: policy.name().to_owned(),
                 checkpoints: measure(web, task, &fetched, cfg.pages as usize),
                 robustness: Vec::new(),
                 hub_distance: BTreeMap::new(),
-                seconds: t.elapsed().as_secs_f64(),
-            });
+                seconds: explored + t.elapsed().as_secs_f64(),
+            };
+            std::fs::write(
+                cfg.out.join(format!("{file}.json")),
+                serde_json::to_string_pretty(&result)?,
+            )?;
+            results.push(result);
         }
     }
     std::fs::write(

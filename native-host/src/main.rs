@@ -700,12 +700,12 @@ fn print_bench(results: &[forager::evaluation::StrategyResult]) {
         return;
     };
     println!("\nHarvest as a share of the oracle's:");
-    println!("{:<22} {:>14} {:>14}", "strategy", "at 500", "at 1000");
+    println!("{:<22} {:>18} {:>18}", "strategy", "at 500", "at 1000");
     for r in results.iter().filter(|r| r.strategy != "sim:oracle") {
         let cell = |n| match (harvest_at(r, n), harvest_at(oracle, n)) {
             (Some(h), Some(o)) if o > 0.0 => format!("{h:.3}/{o:.3}={:.2}", h / o),
             _ => "-".to_owned(),
         };
-        println!("{:<22} {:>14} {:>14}", r.strategy, cell(500), cell(1000));
+        println!("{:<22} {:>18} {:>18}", r.strategy, cell(500), cell(1000));
     }
 }

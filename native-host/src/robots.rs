@@ -47,6 +47,9 @@ pub struct RobotsCache {
 }
 
 /// How long an unreachable robots.txt blocks its host before it is asked again.
+/// The product token Forager's crawler obeys robots.txt groups for.
+pub const AGENT: &str = "Forager";
+
 const UNAVAILABLE_FOR: Duration = Duration::from_secs(600);
 /// How long fetched rules are trusted (RFC 9309 §2.4: no more than 24 hours).
 const RULES_FOR: Duration = Duration::from_secs(24 * 3600);

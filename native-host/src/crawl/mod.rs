@@ -334,7 +334,7 @@ pub async fn run(
         .map_err(|e| crate::store::StoreError::Schema(e.to_string()))?;
     let sh = Arc::new(Shared {
         fetcher,
-        robots: RobotsCache::new("Forager"),
+        robots: RobotsCache::new(crate::robots::AGENT),
         classifier,
         config: config.clone(),
         next_slot: Mutex::default(),
