@@ -310,6 +310,30 @@ fn bench_is_deterministic_and_complete() {
     assert!(html.contains("<svg") && html.contains("soft+apprentice"));
 }
 
+/// The reference crawls are simulated on exactly the pages a real crawl can fetch: an
+/// exhaustive breadth-first crawl of the generated web and the simulated one fetch the same set.
+#[test]
+fn references_see_the_pages_a_real_crawl_fetches() {
+    let dir = tmp("reference-pages");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let out = dir.join("bench");
+    run(forager()
+        .args(["bench", "--task", "astronomy", "--no-robustness"])
+        .args(["--strategies", "bfs", "--pages", "1000000", "--web"])
+        .arg(&web)
+        .arg("--out")
+        .arg(&out));
+    let set = |f: &str| -> std::collections::BTreeSet<String> {
+        let text = std::fs::read_to_string(out.join(f)).unwrap();
+        text.lines().map(str::to_owned).collect()
+    };
+    let (real, simulated) = (set("bfs.fetched.txt"), set("sim-bfs.fetched.txt"));
+    assert!(real.len() > 1000, "{} pages", real.len());
+    assert_eq!(real, simulated);
+    assert_eq!(simulated, set("sim-soft-clairvoyant.fetched.txt"));
+}
+
 /// The monitor's alarms fire when a crawl is driven into stagnation or diffusion on purpose,
 /// and stay quiet on a healthy crawl.
 #[test]
