@@ -42,6 +42,8 @@ const crawl = new CrawlView();
 let last = null;
 /** @type {string | null} the latest problem worth showing (offline edits not replayed, ...) */
 let notice = null;
+/** @type {string} what set it ('classify' for the context menu's errors) */
+let noticeSource = '';
 
 // ---------------------------------------------------------------------------------------------
 // Broadcasts to open pages
@@ -52,9 +54,14 @@ function broadcast(msg) {
   chrome.runtime.sendMessage(msg).catch(() => {});
 }
 
-/** @param {string} text */
-function setNotice(text) {
+/**
+ * Shows `text` on every page until dismissed or replaced (null clears it).
+ * @param {string | null} text
+ * @param {string} [source] what it is about, so a later success can clear it
+ */
+function setNotice(text, source = '') {
   notice = text;
+  noticeSource = text ? source : '';
   broadcast({ type: 'notice', notice: text });
 }
 
@@ -168,7 +175,9 @@ async function startCrawl(options) {
   /** @type {Partial<CrawlOptions>} */
   const remembered = { ...saved };
   for (const k of /** @type {const} */ (['pages', 'proxy', 'delay', 'apprentice'])) {
-    if (options[k] !== undefined) /** @type {any} */ (remembered)[k] = options[k];
+    // null: the user cleared the field, so the host's default applies again.
+    if (options[k] === null) delete remembered[k];
+    else if (options[k] !== undefined) /** @type {any} */ (remembered)[k] = options[k];
   }
   await chrome.storage.local.set({ [CRAWL_OPTIONS_KEY]: remembered });
   /** @type {CrawlOptions} */
@@ -263,6 +272,7 @@ export async function handle(msg) {
       }
     }
     case 'reconnect': port.reconnectNow(); return port.state;
+    case 'dismiss_notice': setNotice(null); return null;
     default: throw new Error(`unknown request ${JSON.stringify(/** @type {any} */ (msg).type)}`);
   }
 }
@@ -312,7 +322,10 @@ chrome.runtime.onInstalled.addListener(() => {
 
 chrome.contextMenus.onClicked.addListener((info, tab) => {
   if (info.menuItemId !== MENU_ID || tab?.id === undefined) return;
-  classifyTab(tab.id).catch((e) => setNotice(errorText(e)));
+  classifyTab(tab.id).then(
+    () => { if (noticeSource === 'classify') setNotice(null); },
+    (e) => setNotice(errorText(e), 'classify'),
+  );
 });
 
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
@@ -336,6 +349,7 @@ port.start();
   classifyTab,
   handle,
   getState,
+  setNotice,
   port,
   models,
   crawl,

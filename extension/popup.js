@@ -7,7 +7,7 @@
 import { collectBookmarkFolders } from './lib/bookmarks.js';
 import { onBroadcast, send } from './lib/messages.js';
 import { TopicTree } from './lib/tree.js';
-import { $, act, el, showHost, showNotice, statusText } from './lib/ui.js';
+import { $, act, el, showHost, showNotice, statusText, wireNoticeDismiss } from './lib/ui.js';
 
 /**
  * @typedef {import('./lib/messages.js').State} State
@@ -22,10 +22,18 @@ let hostConnected = false;
 const tree = new TopicTree($('tree'), {
   onSelect: () => showSelection(),
   onGood: (t, good) => act(null, async () => {
-    const r = await send({ type: 'set_good', topic: t.id, good });
-    showTopics(r.topics);
+    try {
+      showTopics((await send({ type: 'set_good', topic: t.id, good })).topics);
+    } catch (e) {
+      // Refused: the checkbox goes back to what the model says.
+      showTopics((/** @type {State} */ (await send({ type: 'get_state' }))).model.topics);
+      throw e;
+    }
   }),
 });
+/** @type {number | undefined} this popup's window, for opening the side panel at once on click */
+let windowId;
+chrome.windows.getCurrent().then((w) => { windowId = w.id; }, () => {});
 
 /** @param {string} id */
 const input = (id) => /** @type {HTMLInputElement} */ ($(id));
@@ -49,10 +57,19 @@ function showSelection() {
   for (const id of ['rename-topic', 'move-topic', 'delete-topic', 'add-page']) button(id).disabled = isRoot;
 }
 
+/** @type {string | null | undefined} why the host is not connected (Chrome's words) */
+let hostError;
+
 function showStatus() {
-  $('status-line').textContent = hostConnected ? statusText(crawlStatus) : 'crawling needs the host (see README)';
+  $('status-line').textContent = hostConnected ? statusText(crawlStatus)
+    : 'Crawling needs the Forager host. Install it with "forager install --browser chromium", then Retry.' +
+      (hostError ? ` (${hostError})` : '');
+  button('retry-host').hidden = hostConnected;
   const running = crawlStatus?.state === 'running' || crawlStatus?.state === 'stopping';
-  button('start-crawl').disabled = !hostConnected;
+  const start = button('start-crawl');
+  start.disabled = !hostConnected;
+  start.textContent = running ? 'Restart' : 'Start';
+  start.title = running ? 'Stop the running crawl and start again with these seeds and options' : 'Start crawling';
   button('stop-crawl').disabled = !hostConnected || !running;
 }
 
@@ -60,6 +77,7 @@ function showStatus() {
 function showState(s) {
   showHost(s.host);
   hostConnected = s.host.connected;
+  hostError = s.host.error;
   crawlStatus = s.crawl;
   $('model-source').textContent = modelLabel(s.model.source, s.model.offlineEdits);
   showTopics(s.model.topics);
@@ -164,13 +182,15 @@ button('forget-learned').addEventListener('click', () => act(button('forget-lear
 }));
 
 button('start-crawl').addEventListener('click', () => act(button('start-crawl'), async () => {
-  const seeds = /** @type {HTMLTextAreaElement} */ ($('seeds')).value.split(/\s+/).filter((u) => /^https?:\/\//i.test(u));
-  /** @type {import('./lib/protocol.js').CrawlOptions} */
-  const options = { seeds, apprentice: input('apprentice').checked };
-  if (input('budget').value) options.pages = Number(input('budget').value);
-  if (input('proxy').value.trim()) options.proxy = input('proxy').value.trim();
-  if (input('delay').value !== '') options.delay = Number(input('delay').value);
-  const r = await send({ type: 'start_crawl', ...options });
+  const seeds = /** @type {HTMLTextAreaElement} */ ($('seeds')).value.split(/\s+/).filter((u) => u);
+  const bad = seeds.filter((u) => !/^https?:\/\/[^/\s]+/i.test(u));
+  if (bad.length) throw new Error(`seeds must be http(s) URLs: ${bad.slice(0, 3).join(', ')}${bad.length > 3 ? ', …' : ''}`);
+  // An empty field is sent as null: the worker forgets the value it remembered.
+  const proxy = input('proxy').value.trim();
+  const r = await send({ type: 'start_crawl', seeds, apprentice: input('apprentice').checked,
+    pages: input('budget').value ? Number(input('budget').value) : null,
+    proxy: proxy || null,
+    delay: input('delay').value !== '' ? Number(input('delay').value) : null });
   crawlStatus = r.status;
   showNotice(null);
   showStatus();
@@ -185,15 +205,22 @@ button('grant-access').addEventListener('click', () => act(button('grant-access'
   button('grant-access').hidden = granted;
 }));
 button('open-panel').addEventListener('click', () => act(button('open-panel'), async () => {
-  const win = await chrome.windows.getCurrent();
-  if (win.id !== undefined) await chrome.sidePanel.open({ windowId: win.id });
+  // No await before open(): Chrome opens the side panel only while the click still counts as a
+  // user gesture.
+  if (windowId === undefined) throw new Error('no browser window to open the side panel in');
+  await chrome.sidePanel.open({ windowId });
 }));
+button('retry-host').addEventListener('click', () => act(button('retry-host'), async () => {
+  await send({ type: 'reconnect' });
+}));
+wireNoticeDismiss(() => send({ type: 'dismiss_notice' }));
 
 onBroadcast((b) => {
   switch (b.type) {
     case 'host_state':
       showHost(b.host);
       hostConnected = b.host.connected;
+      hostError = b.host.error;
       if (b.crawl) crawlStatus = b.crawl;
       showStatus();
       break;

@@ -6,7 +6,7 @@
 
 import { onBroadcast, send } from './lib/messages.js';
 import { RelevancePlot } from './lib/plot.js';
-import { $, act, el, fixed, showHost, showNotice } from './lib/ui.js';
+import { $, act, el, fixed, showHost, showNotice, wireNoticeDismiss } from './lib/ui.js';
 
 /**
  * @typedef {import('./lib/messages.js').State} State
@@ -20,6 +20,9 @@ import { $, act, el, fixed, showHost, showNotice } from './lib/ui.js';
 let topics = [];
 /** @type {Classification | null} */
 let classification = null;
+let hostConnected = true;
+/** @type {Status | null} the crawl as last reported */
+let lastStatus = null;
 
 /** @param {string} url */
 const openTab = (url) => { chrome.tabs.create({ url }); };
@@ -59,15 +62,21 @@ function showTopicChoices() {
   else if (best) topicSelect.value = String(best.id);
   $('example-topic-name').textContent = topicSelect.selectedOptions[0]?.textContent ?? '';
   const leaf = topics.find((t) => t.path === classification?.best_leaf);
+  $('no-good-hint').hidden = topics.length === 0 || topics.some((t) => t.good);
   button('mark-good').disabled = !leaf || leaf.good;
   button('mark-good').title = leaf?.good ? 'already good' : '';
 }
 
 /** @param {Status | null} s */
 function showStatus(s) {
+  lastStatus = s;
   const state = $('crawl-state');
-  state.textContent = s?.state ?? '–';
-  state.dataset.state = s?.state ?? '';
+  // Without the host, a "running" crawl may have died with it: say so until it reconnects.
+  const live = s?.state === 'running' || s?.state === 'stopping';
+  const shown = live && !hostConnected ? 'host disconnected' : s?.state;
+  state.textContent = shown ?? '–';
+  state.dataset.state = shown === 'host disconnected' ? 'disconnected' : (s?.state ?? '');
+  state.title = shown === 'host disconnected' ? `last known: ${s?.state}, fetched ${s?.fetched}` : '';
   /** @type {[string, number | undefined, number][]} */
   const counters = [['fetched', s?.fetched, 0], ['frontier', s?.frontier, 0], ['rate', s?.pages_per_sec, 1],
     ['errors', s?.errors, 0]];
@@ -87,6 +96,7 @@ function showStatus(s) {
  * @param {Hub[]} list
  */
 function showLinks(id, list) {
+  $(`${id}-empty`).hidden = list.length > 0;
   $(id).replaceChildren(...list.map((h) => {
     const link = el('a', { href: h.url, title: h.url }, shortUrl(h.url));
     link.addEventListener('click', (e) => { e.preventDefault(); openTab(h.url); });
@@ -112,6 +122,7 @@ function shortUrl(url) {
 /** @param {State} s */
 function showState(s) {
   showHost(s.host);
+  hostConnected = s.host.connected;
   topics = s.model.topics;
   showClassification(s.classification);
   showStatus(s.crawl);
@@ -142,7 +153,11 @@ button('classify-current').addEventListener('click', () => act(button('classify-
 
 onBroadcast((b) => {
   switch (b.type) {
-    case 'host_state': showHost(b.host); if (b.crawl) showStatus(b.crawl); break;
+    case 'host_state':
+      showHost(b.host);
+      hostConnected = b.host.connected;
+      showStatus(b.crawl ?? lastStatus);
+      break;
     case 'classified': showClassification(b.classification); break;
     case 'topics_changed': topics = b.topics; showTopicChoices(); break;
     case 'notice': showNotice(b.notice); break;
@@ -168,4 +183,5 @@ async function refresh() {
 }
 
 onBroadcast((b) => { if (b.type === 'host_state' && b.host.connected) refresh().catch(() => {}); });
+wireNoticeDismiss(() => send({ type: 'dismiss_notice' }));
 act(null, refresh);

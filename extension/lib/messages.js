@@ -56,7 +56,8 @@
  *   | {type: 'hubs'}
  *   | {type: 'recent_pages'}
  *   | {type: 'self_train', clear?: boolean}
- *   | {type: 'reconnect'}} UiRequest
+ *   | {type: 'reconnect'}
+ *   | {type: 'dismiss_notice'}} UiRequest
  */
 
 /**
@@ -65,7 +66,7 @@
  *   | {type: 'host_event', event: HostEvent}
  *   | {type: 'classified', classification: Classification}
  *   | {type: 'topics_changed', topics: TopicInfo[], source: string, offlineEdits: number}
- *   | {type: 'notice', notice: string}} Broadcast
+ *   | {type: 'notice', notice: string | null}} Broadcast
  */
 
 /** The `type`s of broadcasts (pages ignore every other message, e.g. each other's requests). */

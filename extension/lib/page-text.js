@@ -26,8 +26,9 @@ export async function tabText(tabId) {
   try {
     results = await chrome.scripting.executeScript({ target: { tabId }, func: visibleText });
   } catch (e) {
-    throw new Error(`Forager cannot read this tab (${errorText(e)}). Use "Classify this page" from the ` +
-      'page\'s context menu, or allow Forager to read pages (popup).');
+    throw new Error(`Forager cannot read this tab (${errorText(e)}). Browser pages, the extension store ` +
+      'and PDF viewers cannot be read by any extension; on other pages use "Classify this page" from ' +
+      'the page\'s context menu, or allow Forager to read pages (popup).');
   }
   const text = results?.[0]?.result;
   if (typeof text !== 'string') throw new Error('the page gave no text');

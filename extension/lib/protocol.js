@@ -44,7 +44,8 @@ export const PROTOCOL_VERSION = 1;
  *   self_train: {fields: {min_p?: number, clear?: boolean}, result: {added: number, pages: number, removed: number, topics: TopicInfo[]}},
  * }} RequestMap
  * @typedef {keyof RequestMap} RequestType
- * @typedef {{seeds: string[], pages?: number, proxy?: string, apprentice?: boolean, delay?: number}} CrawlOptions
+ * @typedef {{seeds: string[], pages?: number | null, proxy?: string | null, apprentice?: boolean,
+ *   delay?: number | null}} CrawlOptions (null, from the popup: forget the remembered value)
  */
 
 /**

@@ -66,7 +66,7 @@ export class TopicTree {
       this.render(this.topics);
     });
     const good = el('input', { type: 'checkbox', class: 'good', checked: t.good, disabled: isRoot,
-      title: 'good: the crawler looks for pages of this topic' });
+      title: 'good: the crawler looks for pages of this topic', 'aria-label': `${t.path} is good` });
     good.addEventListener('change', () => this.handlers.onGood(t, good.checked));
     const name = el('span', { class: 'name', title: t.path }, isRoot ? 'All topics' : t.name);
     const learned = t.self_trained ?? 0;
@@ -75,14 +75,26 @@ export class TopicTree {
       title: `${t.examples} examples here` + (learned ? ` (${learned} learned from the crawl)` : '') +
         `, ${t.subtree_examples} in the subtree` },
     kids.length ? `${t.examples} / ${t.subtree_examples}` : `${t.examples}`);
-    const row = el('div', { class: 'row' }, toggle, good, name, count);
-    row.addEventListener('click', (e) => {
-      if (e.target === toggle || e.target === good) return;
+    const selected = t.id === this.selected;
+    const row = el('div', { class: 'row', tabIndex: 0, role: 'button', 'aria-pressed': String(selected),
+      'aria-label': `select ${isRoot ? 'all topics' : t.path}` }, toggle, good, name, count);
+    const select = () => {
       this.selected = t.id;
       this.handlers.onSelect(t);
       this.render(this.topics);
+      // Keyboard users keep their place: the re-rendered row takes the focus back.
+      /** @type {HTMLElement | null} */ (this.root.querySelector(`li[data-topic-id="${t.id}"] > .row`))?.focus();
+    };
+    row.addEventListener('click', (e) => {
+      if (e.target === toggle || e.target === good) return;
+      select();
     });
-    const li = el('li', { class: `topic${t.id === this.selected ? ' selected' : ''}${t.good ? ' is-good' : ''}`,
+    row.addEventListener('keydown', (e) => {
+      if (e.target !== row || (e.key !== 'Enter' && e.key !== ' ')) return;
+      e.preventDefault();
+      select();
+    });
+    const li = el('li', { class: `topic${selected ? ' selected' : ''}${t.good ? ' is-good' : ''}`,
       'data-topic-id': t.id, 'data-path': t.path }, row);
     if (kids.length && !collapsed) li.append(el('ul', {}, ...kids.map((k) => this.item(k, children, false))));
     return li;

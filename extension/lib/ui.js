@@ -77,9 +77,20 @@ export function fixed(x, digits) {
  * @param {string | null} text
  */
 export function showNotice(text) {
-  const e = $('notice');
-  e.textContent = text ?? '';
-  e.hidden = !text;
+  $('notice-text').textContent = text ?? '';
+  $('notice').hidden = !text;
+}
+
+/**
+ * Makes the notice's ✕ hide it, here and in the worker, so it does not come back when a page
+ * opens again.
+ * @param {() => Promise<unknown>} dismissInWorker
+ */
+export function wireNoticeDismiss(dismissInWorker) {
+  $('notice-dismiss').addEventListener('click', () => {
+    showNotice(null);
+    dismissInWorker().catch(() => {});
+  });
 }
 
 /**

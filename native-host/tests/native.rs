@@ -252,6 +252,19 @@ fn crawls_in_the_background_and_streams_events() {
     let mut h = Host::start(&home.join("host"));
     let r = h.request(json!({"id": 1, "type": "hello", "version": 1}));
     assert_eq!(r["result"]["crawl"]["fetched"], 300, "{r}");
+    // Starting again resumes the crawl, with a budget for this start: 100 more pages.
+    let r = h.request(
+        json!({"id": 2, "type": "start_crawl", "seeds": [], "pages": 100, "proxy": proxy, "delay": 0}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    let stopped = loop {
+        let v = h.recv();
+        if v["type"] == "crawl_stopped" {
+            break v;
+        }
+    };
+    assert_eq!(stopped["reason"], "PageBudget", "{stopped}");
+    assert_eq!(stopped["status"]["fetched"], 400, "{stopped}");
     assert_eq!(h.exit_code(), 0);
     let _ = server.kill();
     let _ = server.wait();

@@ -9,7 +9,8 @@
 // Scenarios: (a) hello, (b) classify a tab = native CLI, shown in the side panel, (c) add it as
 // an example → popup count + 1, (d) mark a topic good from the popup → host says good, (e) crawl
 // from the popup with live counters, plot and hubs, then stop, (f) SIGKILL the host mid-crawl →
-// pages report it, the extension reconnects, (f2) "crawl more from here", (h) screenshots,
+// pages report it, the extension reconnects, (f2) "crawl more from here", (n) popup details (bad
+// seeds, cleared options, Restart, dismissing notices, keyboard tree, side panel button), (h) screenshots,
 // (k) alarms, (l) bookmark import, (i) WASM latency in the worker, (j) a second profile without the host: local classification
 // and edits, replayed when the host is installed, (g) host robustness against bad frames,
 // without a browser.
@@ -380,6 +381,7 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   await S.popup.fill('#proxy', S.proxy);
   await S.popup.fill('#delay', '0');
   await S.popup.fill('#budget', '100000');
+  assert.equal(await S.panel.isVisible('#hubs-empty'), true, 'an empty state before any crawl');
   await S.popup.click('#start-crawl');
   const panel = S.panel;
   const fetched = () => numAttr(panel, '#fetched', 'data-value');
@@ -388,6 +390,7 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   await waitFor('dots in the plot', async () => (await numAttr(panel, '#plot', 'data-points')) > 0, 15_000);
   await waitFor('hubs in the side panel', async () => (await panel.locator('#hubs li').count()) > 0, 30_000);
   assert.equal(await panel.getAttribute('#crawl-state', 'data-state'), 'running', 'still running before stop');
+  assert.equal(await panel.isVisible('#hubs-empty'), false, 'no empty-state text once there are hubs');
   const hub = await panel.getAttribute('#hubs li:first-child', 'data-url');
   assert.match(hub ?? '', /^http:\/\/[^/]+\.test\//, 'a hub is a FOLDOC URL');
 
@@ -448,6 +451,63 @@ test('(f2) "crawl more from here" on a hub starts a crawl with the remembered op
   await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
   await S.popup.click('#stop-crawl');
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+});
+
+test('(n) popup: bad seeds refused, cleared options forgotten, Restart while running, notices dismissed, keyboard tree, side panel button', async () => {
+  assert.ok(S.popup && S.panel);
+  const [popup, panel] = [S.popup, S.panel];
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+
+  // A seed that is not a URL: a clear error, and no crawl.
+  await popup.fill('#seeds', 'http://ok.test/ example.com');
+  await popup.click('#start-crawl');
+  await popup.waitForSelector('#notice:not([hidden])', { timeout: 5000 });
+  assert.match(await popup.textContent('#notice-text') ?? '', /seeds must be http\(s\) URLs: example\.com$/);
+  assert.equal(await panel.getAttribute('#crawl-state', 'data-state'), 'idle', 'no crawl started');
+  await popup.click('#notice-dismiss');
+  assert.equal(await popup.isVisible('#notice'), false);
+
+  // Emptied budget and delay fields are forgotten (the host's defaults apply); the proxy stays.
+  const task = (await tasks(S.web)).find((t) => t.name === 'networking');
+  assert.ok(task);
+  await popup.fill('#seeds', task.seeds.join('\n'));
+  if (!(await popup.getAttribute('#advanced', 'open') !== null)) await popup.click('#advanced summary');
+  await popup.fill('#budget', '');
+  await popup.fill('#delay', '');
+  assert.equal(await popup.textContent('#start-crawl'), 'Start');
+  await popup.click('#start-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="running"]', { timeout: 15_000 });
+  const options = /** @type {any} */ (await inWorker(async () => (await chrome.storage.local.get('crawlOptions')).crawlOptions));
+  assert.equal(options.pages, undefined, 'budget forgotten');
+  assert.equal(options.delay, undefined, 'delay forgotten');
+  assert.equal(options.proxy, S.proxy, 'proxy kept');
+  await popup.waitForFunction(() => document.getElementById('start-crawl')?.textContent === 'Restart', null, { timeout: 10_000 });
+  await popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
+  await popup.click('#stop-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  await popup.waitForFunction(() => document.getElementById('start-crawl')?.textContent === 'Start', null, { timeout: 10_000 });
+
+  // A notice from the worker shows on every page; dismissing it in one clears it everywhere,
+  // and in the worker, so a page opened later does not show it again.
+  await inWorker(() => /** @type {any} */ (globalThis).forager.setNotice('a problem worth showing'));
+  await panel.waitForSelector('#notice:not([hidden])', { timeout: 5000 });
+  await popup.waitForSelector('#notice:not([hidden])', { timeout: 5000 });
+  await panel.click('#notice-dismiss');
+  await popup.waitForSelector('#notice', { state: 'hidden', timeout: 5000 });
+  assert.equal((await inWorker(() => /** @type {any} */ (globalThis).forager.getState())).notice, null);
+
+  // The tree from the keyboard: focus a topic's row, Enter selects it and keeps the focus.
+  const row = `li[data-path="${TOPIC}"] > .row`;
+  await popup.focus(row);
+  await popup.keyboard.press('Enter');
+  assert.equal(await popup.textContent('#selected-path'), TOPIC);
+  assert.equal(await popup.evaluate(() => /** @type {HTMLElement} */ (document.activeElement?.parentElement)?.dataset.path), TOPIC);
+  assert.equal(await popup.getAttribute(`${row} input.good`, 'aria-label'), `${TOPIC} is good`);
+
+  // "Open side panel" opens it without a gesture error.
+  await popup.click('#open-panel');
+  await popup.waitForTimeout(500);
+  assert.equal(await popup.isVisible('#notice'), false, `no error: ${await popup.textContent('#notice-text')}`);
 });
 
 test('(m) "Learn from the crawl" makes confident crawled pages examples, on the host and in the extension', async () => {
@@ -579,6 +639,8 @@ test('(j) without the host: clear "host not connected", local classification and
     assert.equal(await popup.getAttribute('#host-status', 'data-connected'), 'false');
     assert.match(await popup.textContent('#host-status') ?? '', /not connected|connecting/);
     assert.equal(await popup.isDisabled('#start-crawl'), true, 'no crawling without the host');
+    assert.match(await popup.textContent('#status-line') ?? '', /forager install --browser chromium/, 'how to install the host');
+    assert.equal(await popup.isVisible('#retry-host'), true, 'a Retry button');
     assert.match(await popup.textContent('#model-source') ?? '', /starter/);
 
     const tab = await ctx.newPage();
@@ -593,9 +655,17 @@ test('(j) without the host: clear "host not connected", local classification and
     await popup.waitForSelector('li[data-path="/Offline"]', { timeout: 10_000 });
     assert.match(await popup.textContent('#model-source') ?? '', /1 edits wait for the host/);
 
+    // Retry tries at once: after the fifth attempt the backoff waits 8 s, so a new attempt
+    // within 2 s is the button's.
+    const attempts = () => inWorker(() => /** @type {any} */ (globalThis).forager.port.state.attempts, undefined, worker);
+    const fifth = await waitFor('five connection attempts', async () => ((await attempts()) >= 5 ? attempts() : null), 20_000);
+    await popup.click('#retry-host');
+    await waitFor('an attempt right after Retry', async () => (await attempts()) > fifth, 2000);
+
     await forager(['install', '--browser', 'chromium', '--user-data-dir', profile]);
     await inWorker(() => /** @type {any} */ (globalThis).forager.handle({ type: 'reconnect' }), undefined, worker);
     await popup.waitForSelector('#host-status[data-connected="true"]', { timeout: 20_000 });
+    await popup.waitForSelector('#retry-host', { state: 'hidden', timeout: 5000 });
     const hostTopics = await waitFor('the offline edit on the host', () => inWorker(async () => {
       const r = await /** @type {any} */ (globalThis).forager.hostRequest('topics');
       return r.topics.some((/** @type {any} */ t) => t.path === '/Offline') ? r.topics : null;

@@ -325,9 +325,11 @@ impl Session {
             .map_err(|e| e.to_string())?;
         let seeds: Vec<NewUrl> = seeds.iter().map(NewUrl::seed).collect();
         store.add_seeds(&seeds).map_err(|e| e.to_string())?;
+        // The budget is for this start: "crawl more" after a finished crawl must fetch more.
+        let before = u64::try_from(store.fetched().map_err(|e| e.to_string())?).unwrap_or(0);
         let config = CrawlConfig {
             mode: Mode::Soft,
-            max_pages: Some(pages),
+            max_pages: Some(before.saturating_add(pages)),
             concurrency: 8,
             delay: Duration::from_secs_f64(delay),
             fetch: crate::fetch::FetchConfig {
