@@ -145,7 +145,7 @@ button('add-page').addEventListener('click', () => act(button('add-page'), async
 button('import-bookmarks').addEventListener('click', () => act(button('import-bookmarks'), async () => {
   const status = $('import-status');
   const folders = await collectBookmarkFolders({
-    onProgress: (done, total) => { status.textContent = `reading bookmarks ${done}/${total}…`; },
+    onProgress: (done, total) => { status.textContent = `reading bookmarks ${done}/${total}… (keep this popup open)`; },
   });
   if (!folders.length) { status.textContent = 'no bookmark folders with http(s) bookmarks'; return; }
   const fetched = folders.reduce((n, f) => n + f.pages.filter((p) => p.fetched).length, 0);
@@ -239,7 +239,16 @@ onBroadcast((b) => {
   }
 });
 
+// Typed seeds survive the popup closing (a click outside closes it) until the browser restarts.
+const SEEDS_DRAFT_KEY = 'seedsDraft';
+const seedsBox = /** @type {HTMLTextAreaElement} */ ($('seeds'));
+seedsBox.addEventListener('input', () => {
+  chrome.storage.session.set({ [SEEDS_DRAFT_KEY]: seedsBox.value }).catch(() => {});
+});
+
 act(null, async () => {
   showState(await send({ type: 'get_state' }));
+  const draft = (await chrome.storage.session.get(SEEDS_DRAFT_KEY))[SEEDS_DRAFT_KEY];
+  if (typeof draft === 'string' && !seedsBox.value) seedsBox.value = draft;
   document.body.dataset.ready = 'true';
 });

@@ -11,7 +11,7 @@
 // from the popup with live counters, plot and hubs, then stop, (f) SIGKILL the host mid-crawl →
 // pages report it, the extension reconnects, (f2) "crawl more from here", (n) popup details (bad
 // seeds, cleared options, Restart, dismissing notices, keyboard tree, side panel button), (h) screenshots,
-// (k) alarms, (l) bookmark import, (i) WASM latency in the worker, (j) a second profile without the host: local classification
+// (k) alarms, (l) bookmark import, (o) rename/move/delete a topic, (i) WASM latency in the worker, (j) a second profile without the host: local classification
 // and edits, replayed when the host is installed, (g) host robustness against bad frames,
 // without a browser.
 //
@@ -458,6 +458,14 @@ test('(n) popup: bad seeds refused, cleared options forgotten, Restart while run
   const [popup, panel] = [S.popup, S.panel];
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
 
+  // Typed seeds survive closing the popup.
+  const draft = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  await draft.fill('#seeds', 'http://draft.test/');
+  await draft.close();
+  const reopened = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  assert.equal(await reopened.inputValue('#seeds'), 'http://draft.test/');
+  await reopened.close();
+
   // A seed that is not a URL: a clear error, and no crawl.
   await popup.fill('#seeds', 'http://ok.test/ example.com');
   await popup.click('#start-crawl');
@@ -594,6 +602,34 @@ test('(l) "Import bookmark folders" in the popup makes a topic with the bookmark
   assert.match(await S.popup.textContent('#import-status') ?? '', /1 new topics, 3 examples \(0 pages read, the rest by title\)/);
   const host = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics);
   assert.equal(host.find((/** @type {any} */ t) => t.path === '/Imported')?.examples, urls.length, 'the host has them');
+});
+
+test('(o) rename, move and delete a topic from the popup, on the host too', async () => {
+  assert.ok(S.popup);
+  const popup = S.popup;
+  const hostPaths = () => inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics.map((/** @type {any} */ t) => t.path));
+  await popup.click('li[data-path="/Imported"] > .row .name');
+  assert.equal(await popup.textContent('#selected-path'), '/Imported');
+  await popup.fill('#topic-name', 'Bookmarked');
+  await popup.click('#rename-topic');
+  await popup.waitForSelector('li[data-path="/Bookmarked"]', { timeout: 10_000 });
+  assert.ok((await hostPaths()).includes('/Bookmarked'), 'renamed on the host');
+
+  await popup.selectOption('#move-target', { label: '/Computing' });
+  await popup.click('#move-topic');
+  await popup.waitForSelector('li[data-path="/Computing/Bookmarked"]', { timeout: 10_000 });
+  assert.ok((await hostPaths()).includes('/Computing/Bookmarked'), 'moved on the host');
+
+  // Delete asks first: dismissing keeps the topic, accepting deletes it.
+  popup.once('dialog', (d) => d.dismiss());
+  await popup.click('#delete-topic');
+  await popup.waitForTimeout(300);
+  assert.ok(await popup.isVisible('li[data-path="/Computing/Bookmarked"]'), 'kept when the user says no');
+  popup.once('dialog', (d) => { assert.match(d.message(), /Delete \/Computing\/Bookmarked/); d.accept(); });
+  await popup.click('#delete-topic');
+  await popup.waitForSelector('li[data-path="/Computing/Bookmarked"]', { state: 'detached', timeout: 10_000 });
+  assert.ok(!(await hostPaths()).some((/** @type {string} */ p) => p.endsWith('/Bookmarked')), 'deleted on the host');
 });
 
 test('(i) WASM classification latency of a 100 KB page inside the extension', async (t) => {
