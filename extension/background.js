@@ -11,6 +11,7 @@
  */
 
 import { benchClassify } from './lib/bench.js';
+import { collectBookmarkFolders } from './lib/bookmarks.js';
 import { CrawlView, MAX_PAGES, TOP_HUBS } from './lib/crawl-state.js';
 import { BROADCAST_TYPES } from './lib/messages.js';
 import { ModelStore } from './lib/model.js';
@@ -44,6 +45,10 @@ let last = null;
 let notice = null;
 /** @type {string} what set it ('classify' for the context menu's errors) */
 let noticeSource = '';
+/** @type {string} the bookmark import's progress or outcome, for popups opened later */
+let importStatus = '';
+/** @type {Promise<any> | null} the import in progress */
+let importing = null;
 
 // ---------------------------------------------------------------------------------------------
 // Broadcasts to open pages
@@ -128,6 +133,63 @@ async function reclassifyLast() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Bookmark import (in the worker, so it goes on when the popup closes)
+
+/**
+ * The visible text of an HTML document, by the offscreen document (the worker has no DOMParser).
+ * @param {string} html
+ * @returns {Promise<string>}
+ */
+async function htmlText(html) {
+  const contexts = await chrome.runtime.getContexts({ contextTypes: [chrome.runtime.ContextType.OFFSCREEN_DOCUMENT] });
+  if (!contexts.length) {
+    await chrome.offscreen.createDocument({ url: 'offscreen.html', reasons: [chrome.offscreen.Reason.DOM_PARSER],
+      justification: 'extract the visible text of fetched bookmarked pages' }).catch((e) => {
+      // Two imports racing: the other one created it.
+      if (!/single offscreen/i.test(errorText(e))) throw e;
+    });
+  }
+  const r = await chrome.runtime.sendMessage({ type: 'offscreen_text', html });
+  if (!r?.ok) throw new Error(r?.error ?? 'no answer from the offscreen document');
+  return r.text;
+}
+
+/** @param {string} text */
+function setImportStatus(text) {
+  importStatus = text;
+  broadcast({ type: 'import_status', text });
+}
+
+/** Reads the bookmark folders and adds them as topics and examples; one import at a time. */
+function importBookmarks() {
+  importing ??= (async () => {
+    try {
+      setImportStatus('reading bookmarks…');
+      const folders = await collectBookmarkFolders(htmlText, {
+        onProgress: (done, total) => setImportStatus(`reading bookmarks ${done}/${total}…`),
+      });
+      if (!folders.length) {
+        setImportStatus('no bookmark folders with http(s) bookmarks');
+        return { topics: 0, examples: 0, errors: [] };
+      }
+      const fetched = folders.reduce((n, f) => n + f.pages.filter((p) => p.fetched).length, 0);
+      setImportStatus('adding examples…');
+      const r = await importFolders(folders, { port, models });
+      await afterModelChange();
+      setImportStatus(`${r.topics} new topics, ${r.examples} examples (${fetched} pages read, the rest by title)` +
+        (r.errors.length ? `; ${r.errors.length} failed` : ''));
+      return r;
+    } catch (e) {
+      setImportStatus(`import failed: ${errorText(e)}`);
+      throw e;
+    } finally {
+      importing = null;
+    }
+  })();
+  return importing;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Requests from the pages
 
 /** @returns {Promise<State>} */
@@ -146,6 +208,7 @@ async function getState() {
     crawlOptions: (await chrome.storage.local.get(CRAWL_OPTIONS_KEY))[CRAWL_OPTIONS_KEY] ?? {},
     hostAccess: await chrome.permissions.contains({ origins: ['<all_urls>'] }),
     notice,
+    importStatus,
   };
 }
 
@@ -224,11 +287,7 @@ export async function handle(msg) {
       await afterModelChange();
       return r;
     }
-    case 'import_folders': {
-      const r = await importFolders(msg.folders, { port, models });
-      await afterModelChange();
-      return r;
-    }
+    case 'import_bookmarks': return importBookmarks();
     case 'start_crawl': {
       const { type, ...options } = msg;
       return startCrawl(options);
@@ -350,6 +409,7 @@ port.start();
   handle,
   getState,
   setNotice,
+  htmlText,
   port,
   models,
   crawl,

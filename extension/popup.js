@@ -4,7 +4,6 @@
  * one-line status. All work is done by the service worker (lib/messages.js).
  */
 
-import { collectBookmarkFolders } from './lib/bookmarks.js';
 import { onBroadcast, send } from './lib/messages.js';
 import { TopicTree } from './lib/tree.js';
 import { $, act, el, showHost, showNotice, statusText, wireNoticeDismiss } from './lib/ui.js';
@@ -83,6 +82,7 @@ function showState(s) {
   showTopics(s.model.topics);
   showStatus();
   showNotice(s.notice);
+  $('import-status').textContent = s.importStatus;
   button('grant-access').hidden = s.hostAccess;
   const o = s.crawlOptions;
   if (o.pages) input('budget').value = String(o.pages);
@@ -142,17 +142,9 @@ button('add-page').addEventListener('click', () => act(button('add-page'), async
   const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
   edited(await send({ type: 'add_tab_example', topic: selected().id, tabId: tab?.id }));
 }));
+// The import runs in the worker (it goes on if the popup closes); its progress comes as broadcasts.
 button('import-bookmarks').addEventListener('click', () => act(button('import-bookmarks'), async () => {
-  const status = $('import-status');
-  const folders = await collectBookmarkFolders({
-    onProgress: (done, total) => { status.textContent = `reading bookmarks ${done}/${total}… (keep this popup open)`; },
-  });
-  if (!folders.length) { status.textContent = 'no bookmark folders with http(s) bookmarks'; return; }
-  const fetched = folders.reduce((n, f) => n + f.pages.filter((p) => p.fetched).length, 0);
-  status.textContent = 'adding examples…';
-  const r = await send({ type: 'import_folders', folders });
-  status.textContent = `${r.topics} new topics, ${r.examples} examples (${fetched} pages read, the rest by title)` +
-    (r.errors.length ? `; ${r.errors.length} failed` : '');
+  await send({ type: 'import_bookmarks' });
   const s = /** @type {State} */ (await send({ type: 'get_state' }));
   showTopics(s.model.topics);
 }));
@@ -235,6 +227,7 @@ onBroadcast((b) => {
       $('model-source').textContent = modelLabel(b.source, b.offlineEdits);
       break;
     case 'notice': showNotice(b.notice); break;
+    case 'import_status': $('import-status').textContent = b.text; break;
     default: break;
   }
 });

@@ -1,26 +1,26 @@
 // @ts-check
 /**
- * Bookmark folders as training material, read in an extension page (the popup): every folder
- * that directly holds bookmarks becomes a group named after it; each http(s) bookmark becomes a
- * page whose text is the fetched page's visible text (same rule as everywhere else) when Forager
- * may read pages (`<all_urls>` granted) and the fetch succeeds within a few seconds, else the
- * bookmark's title. Nested folders become their own groups (flattened under the root).
+ * Bookmark folders as training material, read by the service worker (so closing the popup does
+ * not stop an import): every folder that directly holds bookmarks becomes a group named after
+ * it; each http(s) bookmark becomes a page whose text is the fetched page's visible text (same
+ * rule as everywhere else, extracted by `htmlText`) when Forager may read pages (`<all_urls>`
+ * granted) and the fetch succeeds within a few seconds, else the bookmark's title. Nested
+ * folders become their own groups (flattened under the root).
  *
  * @module bookmarks
  */
-
-import { visibleText } from './visible-text.js';
 
 /**
  * @typedef {{name: string, pages: {url: string, text: string, fetched: boolean}[]}} BookmarkFolder
  */
 
 /**
+ * @param {(html: string) => Promise<string>} htmlText the visible text of an HTML document
  * @param {{limit?: number, timeoutMs?: number, concurrency?: number,
  *   onProgress?: (done: number, total: number) => void}} [options]
  * @returns {Promise<BookmarkFolder[]>}
  */
-export async function collectBookmarkFolders({ limit = 500, timeoutMs = 5000, concurrency = 4, onProgress } = {}) {
+export async function collectBookmarkFolders(htmlText, { limit = 500, timeoutMs = 5000, concurrency = 4, onProgress } = {}) {
   const tree = await chrome.bookmarks.getTree();
   /** @type {{name: string, marks: {url: string, title: string}[]}[]} */
   const raw = [];
@@ -44,7 +44,7 @@ export async function collectBookmarkFolders({ limit = 500, timeoutMs = 5000, co
   const worker = async () => {
     while (next < jobs.length) {
       const { fi, m } = jobs[next++];
-      const text = canFetch ? await fetchText(m.url, timeoutMs) : '';
+      const text = canFetch ? await fetchText(m.url, timeoutMs, htmlText) : '';
       folders[fi].pages.push({ url: m.url, text: text || m.title, fetched: Boolean(text) });
       onProgress?.(++done, jobs.length);
     }
@@ -57,14 +57,14 @@ export async function collectBookmarkFolders({ limit = 500, timeoutMs = 5000, co
  * The visible text of the page at `url`, or '' when it cannot be fetched as HTML in time.
  * @param {string} url
  * @param {number} timeoutMs
+ * @param {(html: string) => Promise<string>} htmlText
  * @returns {Promise<string>}
  */
-async function fetchText(url, timeoutMs) {
+async function fetchText(url, timeoutMs, htmlText) {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), credentials: 'omit' });
     if (!res.ok || !/html/i.test(res.headers.get('content-type') ?? '')) return '';
-    const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
-    return visibleText(doc);
+    return await htmlText(await res.text());
   } catch {
     return '';
   }

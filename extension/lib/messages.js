@@ -39,6 +39,7 @@
  *   crawlOptions: Partial<CrawlOptions>,
  *   hostAccess: boolean,
  *   notice: string | null,
+ *   importStatus: string,
  * }} State
  */
 
@@ -49,7 +50,7 @@
  *   | TopicEdit
  *   | {type: 'add_classified_example', topic: number}
  *   | {type: 'add_tab_example', topic: number, tabId?: number}
- *   | {type: 'import_folders', folders: {name: string, pages: {url: string, text: string}[]}[]}
+ *   | {type: 'import_bookmarks'}
  *   | ({type: 'start_crawl'} & CrawlOptions)
  *   | {type: 'stop_crawl'}
  *   | {type: 'status'}
@@ -66,11 +67,13 @@
  *   | {type: 'host_event', event: HostEvent}
  *   | {type: 'classified', classification: Classification}
  *   | {type: 'topics_changed', topics: TopicInfo[], source: string, offlineEdits: number}
- *   | {type: 'notice', notice: string | null}} Broadcast
+ *   | {type: 'notice', notice: string | null}
+ *   | {type: 'import_status', text: string}} Broadcast
  */
 
 /** The `type`s of broadcasts (pages ignore every other message, e.g. each other's requests). */
-export const BROADCAST_TYPES = new Set(['host_state', 'host_event', 'classified', 'topics_changed', 'notice']);
+export const BROADCAST_TYPES = new Set(['host_state', 'host_event', 'classified', 'topics_changed', 'notice',
+  'import_status']);
 
 /**
  * Sends a request to the service worker; resolves with its result or throws its error.

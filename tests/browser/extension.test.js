@@ -11,7 +11,7 @@
 // from the popup with live counters, plot and hubs, then stop, (f) SIGKILL the host mid-crawl →
 // pages report it, the extension reconnects, (f2) "crawl more from here", (n) popup details (bad
 // seeds, cleared options, Restart, dismissing notices, keyboard tree, side panel button), (h) screenshots,
-// (k) alarms, (l) bookmark import, (o) rename/move/delete a topic, (i) WASM latency in the worker, (j) a second profile without the host: local classification
+// (k) alarms, (l) bookmark import (l2: its HTML reader), (o) rename/move/delete a topic, (i) WASM latency in the worker, (j) a second profile without the host: local classification
 // and edits, replayed when the host is installed, (g) host robustness against bad frames,
 // without a browser.
 //
@@ -593,7 +593,12 @@ test('(l) "Import bookmark folders" in the popup makes a topic with the bookmark
       await chrome.bookmarks.create({ parentId: folder.id, title: `router switch packet network ${i}`, url });
     }
   }, urls);
-  await S.popup.click('#import-bookmarks');
+  // The import runs in the worker: closing the popup right after the click does not stop it.
+  const closing = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  await closing.click('#import-bookmarks');
+  await closing.close();
+  await waitFor('the imported topic on the host', () => inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics.some((/** @type {any} */ t) => t.path === '/Imported')), 20_000);
   await S.popup.waitForSelector('li[data-path="/Imported"]', { timeout: 20_000 });
   assert.equal(await numAttr(S.popup, 'li[data-path="/Imported"] > .row .count', 'data-examples'), urls.length);
   // The tree can show the topic before the import reports its summary: wait for the summary.
@@ -602,6 +607,17 @@ test('(l) "Import bookmark folders" in the popup makes a topic with the bookmark
   assert.match(await S.popup.textContent('#import-status') ?? '', /1 new topics, 3 examples \(0 pages read, the rest by title\)/);
   const host = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics);
   assert.equal(host.find((/** @type {any} */ t) => t.path === '/Imported')?.examples, urls.length, 'the host has them');
+});
+
+test('(l2) the worker reads fetched HTML through its offscreen document, by the visible-text rule', async () => {
+  const html = '<html><head><title>t</title><script>var x = 1;</script></head><body><nav><a href="/">Home</a></nav>' +
+    '<main><h1>Routers</h1><p>Packets   and\n routers</p></main></body></html>';
+  const text = await inWorker((h) => /** @type {any} */ (globalThis).forager.htmlText(h), html);
+  assert.match(text, /Routers/);
+  assert.match(text, /Packets and routers/, 'whitespace collapsed');
+  assert.doesNotMatch(text, /Home|var x/, 'navigation and scripts left out');
+  // A second call reuses the document.
+  assert.match(await inWorker((h) => /** @type {any} */ (globalThis).forager.htmlText(h), '<p>again</p>'), /again/);
 });
 
 test('(o) rename, move and delete a topic from the popup, on the host too', async () => {
