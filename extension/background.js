@@ -135,20 +135,40 @@ async function reclassifyLast() {
 // ---------------------------------------------------------------------------------------------
 // Bookmark import (in the worker, so it goes on when the popup closes)
 
+/** @type {Promise<void> | null} the offscreen document, created once for all concurrent callers */
+let offscreenReady = null;
+
+/** Creates the offscreen document unless it exists; every caller awaits the same creation. */
+function ensureOffscreen() {
+  offscreenReady ??= (async () => {
+    const contexts = await chrome.runtime.getContexts({ contextTypes: [chrome.runtime.ContextType.OFFSCREEN_DOCUMENT] });
+    if (!contexts.length) {
+      // createDocument resolves once the document has loaded, so its listener is registered.
+      await chrome.offscreen.createDocument({ url: 'offscreen.html', reasons: [chrome.offscreen.Reason.DOM_PARSER],
+        justification: 'extract the visible text of fetched bookmarked pages' });
+    }
+  })().catch((e) => {
+    offscreenReady = null;
+    throw e;
+  });
+  return offscreenReady;
+}
+
+/** Closes the offscreen document (after an import); the next call creates it again. */
+async function closeOffscreen() {
+  if (!offscreenReady) return;
+  await offscreenReady.catch(() => {});
+  offscreenReady = null;
+  await chrome.offscreen.closeDocument().catch(() => {});
+}
+
 /**
  * The visible text of an HTML document, by the offscreen document (the worker has no DOMParser).
  * @param {string} html
  * @returns {Promise<string>}
  */
 async function htmlText(html) {
-  const contexts = await chrome.runtime.getContexts({ contextTypes: [chrome.runtime.ContextType.OFFSCREEN_DOCUMENT] });
-  if (!contexts.length) {
-    await chrome.offscreen.createDocument({ url: 'offscreen.html', reasons: [chrome.offscreen.Reason.DOM_PARSER],
-      justification: 'extract the visible text of fetched bookmarked pages' }).catch((e) => {
-      // Two imports racing: the other one created it.
-      if (!/single offscreen/i.test(errorText(e))) throw e;
-    });
-  }
+  await ensureOffscreen();
   const r = await chrome.runtime.sendMessage({ type: 'offscreen_text', html });
   if (!r?.ok) throw new Error(r?.error ?? 'no answer from the offscreen document');
   return r.text;
@@ -184,6 +204,7 @@ function importBookmarks() {
       throw e;
     } finally {
       importing = null;
+      await closeOffscreen();
     }
   })();
   return importing;
@@ -331,7 +352,7 @@ export async function handle(msg) {
       }
     }
     case 'reconnect': port.reconnectNow(); return port.state;
-    case 'dismiss_notice': setNotice(null); return null;
+    case 'dismiss_notice': if (msg.text === notice) setNotice(null); return null;
     default: throw new Error(`unknown request ${JSON.stringify(/** @type {any} */ (msg).type)}`);
   }
 }
@@ -353,6 +374,9 @@ port.onEvent((/** @type {HostEvent} */ e) => {
 
 port.onConnect(async (hello) => {
   crawl.status = hello.crawl;
+  // The crawl as the host sees it now (a killed crawl is no longer running), before the slower
+  // model refresh below.
+  broadcast({ type: 'host_state', host: port.state, crawl: crawl.status });
   const failures = await replayOfflineEdits(port).catch((e) => [errorText(e)]);
   if (failures.length) setNotice(`offline edits the host refused: ${failures.join('; ')}`);
   try {

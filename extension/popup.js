@@ -205,7 +205,7 @@ button('open-panel').addEventListener('click', () => act(button('open-panel'), a
 button('retry-host').addEventListener('click', () => act(button('retry-host'), async () => {
   await send({ type: 'reconnect' });
 }));
-wireNoticeDismiss(() => send({ type: 'dismiss_notice' }));
+wireNoticeDismiss((text) => send({ type: 'dismiss_notice', text }));
 
 onBroadcast((b) => {
   switch (b.type) {

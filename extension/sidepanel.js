@@ -183,5 +183,5 @@ async function refresh() {
 }
 
 onBroadcast((b) => { if (b.type === 'host_state' && b.host.connected) refresh().catch(() => {}); });
-wireNoticeDismiss(() => send({ type: 'dismiss_notice' }));
+wireNoticeDismiss((text) => send({ type: 'dismiss_notice', text }));
 act(null, refresh);

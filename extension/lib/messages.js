@@ -58,7 +58,7 @@
  *   | {type: 'recent_pages'}
  *   | {type: 'self_train', clear?: boolean}
  *   | {type: 'reconnect'}
- *   | {type: 'dismiss_notice'}} UiRequest
+ *   | {type: 'dismiss_notice', text: string}} UiRequest
  */
 
 /**

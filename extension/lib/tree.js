@@ -68,31 +68,25 @@ export class TopicTree {
     const good = el('input', { type: 'checkbox', class: 'good', checked: t.good, disabled: isRoot,
       title: 'good: the crawler looks for pages of this topic', 'aria-label': `${t.path} is good` });
     good.addEventListener('change', () => this.handlers.onGood(t, good.checked));
-    const name = el('span', { class: 'name', title: t.path }, isRoot ? 'All topics' : t.name);
+    const selected = t.id === this.selected;
+    // The name is the control that selects the topic (a real button: focus, Enter and Space).
+    const name = el('button', { type: 'button', class: 'name', title: t.path,
+      'aria-current': selected ? 'true' : undefined }, isRoot ? 'All topics' : t.name);
     const learned = t.self_trained ?? 0;
     const count = el('span', { class: 'count', 'data-examples': t.examples, 'data-subtree': t.subtree_examples,
       'data-learned': learned,
       title: `${t.examples} examples here` + (learned ? ` (${learned} learned from the crawl)` : '') +
         `, ${t.subtree_examples} in the subtree` },
     kids.length ? `${t.examples} / ${t.subtree_examples}` : `${t.examples}`);
-    const selected = t.id === this.selected;
-    const row = el('div', { class: 'row', tabIndex: 0, role: 'button', 'aria-pressed': String(selected),
-      'aria-label': `select ${isRoot ? 'all topics' : t.path}` }, toggle, good, name, count);
-    const select = () => {
+    const row = el('div', { class: 'row' }, toggle, good, name, count);
+    row.addEventListener('click', (e) => {
+      if (e.target === toggle || e.target === good) return;
+      const byKeyboard = e.target === name && e.detail === 0;
       this.selected = t.id;
       this.handlers.onSelect(t);
       this.render(this.topics);
-      // Keyboard users keep their place: the re-rendered row takes the focus back.
-      /** @type {HTMLElement | null} */ (this.root.querySelector(`li[data-topic-id="${t.id}"] > .row`))?.focus();
-    };
-    row.addEventListener('click', (e) => {
-      if (e.target === toggle || e.target === good) return;
-      select();
-    });
-    row.addEventListener('keydown', (e) => {
-      if (e.target !== row || (e.key !== 'Enter' && e.key !== ' ')) return;
-      e.preventDefault();
-      select();
+      // Keyboard users keep their place: the re-rendered name takes the focus back.
+      if (byKeyboard) /** @type {HTMLElement | null} */ (this.root.querySelector(`li[data-topic-id="${t.id}"] > .row .name`))?.focus();
     });
     const li = el('li', { class: `topic${selected ? ' selected' : ''}${t.good ? ' is-good' : ''}`,
       'data-topic-id': t.id, 'data-path': t.path }, row);

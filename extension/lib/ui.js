@@ -82,14 +82,15 @@ export function showNotice(text) {
 }
 
 /**
- * Makes the notice's ✕ hide it, here and in the worker, so it does not come back when a page
- * opens again.
- * @param {() => Promise<unknown>} dismissInWorker
+ * Makes the notice's ✕ hide it, and tell the worker, which forgets it if it is its own notice
+ * (so it does not come back when a page opens again).
+ * @param {(text: string) => Promise<unknown>} dismissInWorker
  */
 export function wireNoticeDismiss(dismissInWorker) {
   $('notice-dismiss').addEventListener('click', () => {
+    const text = $('notice-text').textContent ?? '';
     showNotice(null);
-    dismissInWorker().catch(() => {});
+    dismissInWorker(text).catch(() => {});
   });
 }
 
