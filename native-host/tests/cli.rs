@@ -270,6 +270,9 @@ fn demo_runs_on_the_embedded_default() {
         .map(|c| c.parse().unwrap())
         .collect();
     assert!(cols[1] > cols[0], "{last}");
+    // Third column: the simulated oracle, the best any link-following crawl can do.
+    assert!(cols[2] >= cols[1] && cols[2] > 0.5, "{last}");
+    assert!(out.contains("of the best possible"), "{out}");
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("<svg") && html.contains("Top hubs"));
 }
