@@ -136,13 +136,8 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
     server.shutdown().await;
     let mut results: Vec<StrategyResult> = Vec::new();
     for ((s, _, _), r) in runs.iter().zip([a?, b?]) {
-        results.push(StrategyResult {
-            strategy: s.name.to_owned(),
-            checkpoints: evaluation::measure(&web, &task, &r.0, opts.pages as usize),
-            robustness: Vec::new(),
-            hub_distance: Default::default(),
-            seconds: r.1,
-        });
+        let checkpoints = evaluation::measure(&web, &task, &r.0, opts.pages as usize);
+        results.push(StrategyResult::plain(s.name, checkpoints, r.1));
     }
     // The yardstick: the oracle, a crawl that knows every page's topic (simulated on the links).
     let t2 = Instant::now();
@@ -155,13 +150,12 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         opts.pages as usize,
         crate::crawl::DEFAULT_TEMPLATE_WEIGHT,
     );
-    results.push(StrategyResult {
-        strategy: "oracle".to_owned(),
-        checkpoints: evaluation::measure(&web, &task, &oracle, opts.pages as usize),
-        robustness: Vec::new(),
-        hub_distance: Default::default(),
-        seconds: t2.elapsed().as_secs_f64(),
-    });
+    let checkpoints = evaluation::measure(&web, &task, &oracle, opts.pages as usize);
+    results.push(StrategyResult::plain(
+        "oracle",
+        checkpoints,
+        t2.elapsed().as_secs_f64(),
+    ));
 
     writeln!(
         out,

@@ -131,8 +131,22 @@ pub struct StrategyResult {
     pub robustness: Vec<Overlap>,
     /// Link distance from the seeds of the top-100 hubs → how many hubs.
     pub hub_distance: BTreeMap<i64, usize>,
-    /// Crawl seconds (for soft+apprentice-offline, its training crawl's included).
+    /// Crawl seconds (for soft+apprentice-offline, its training crawl's included; for the
+    /// simulated references, the whole reference step).
     pub seconds: f64,
+}
+
+impl StrategyResult {
+    /// A result with measures only (no seed-half robustness, no hub distances).
+    pub fn plain(strategy: &str, checkpoints: Vec<Checkpoint>, seconds: f64) -> Self {
+        StrategyResult {
+            strategy: strategy.to_owned(),
+            checkpoints,
+            robustness: Vec::new(),
+            hub_distance: BTreeMap::new(),
+            seconds,
+        }
+    }
 }
 
 /// Checkpoints for a crawl of `pages`: ten even steps plus the usual 500/1000/3000.
@@ -379,15 +393,12 @@ pub async fn run(
         results.push(result);
     }
     if cfg.references && !web.labels.is_empty() {
-        // One graph for the four; each reports its simulation plus the exploration.
+        // Each reports the whole reference step: exploring the graph and the four simulations.
         let t = std::time::Instant::now();
-        let graph = crate::reference::LinkGraph::explore(web, &task.seeds);
-        let explored = t.elapsed().as_secs_f64();
         let tw = crawl::DEFAULT_TEMPLATE_WEIGHT;
-        for policy in crate::reference::Reference::ALL {
-            let t = std::time::Instant::now();
-            let fetched =
-                crate::reference::crawl_on(&graph, web, task, policy, cfg.pages as usize, tw);
+        let runs = crate::reference::crawls(web, task, cfg.pages as usize, tw);
+        let seconds = t.elapsed().as_secs_f64();
+        for (policy, fetched) in runs {
             let file = policy.name().replace(':', "-");
             std::fs::write(
                 cfg.out.join(format!("{file}.fetched.txt")),
@@ -396,13 +407,8 @@ pub async fn run(
                     .map(|(u, _)| format!("{u}\n"))
                     .collect::<String>(),
             )?;
-            let result = StrategyResult {
-                strategy: policy.name().to_owned(),
-                checkpoints: measure(web, task, &fetched, cfg.pages as usize),
-                robustness: Vec::new(),
-                hub_distance: BTreeMap::new(),
-                seconds: explored + t.elapsed().as_secs_f64(),
-            };
+            let checkpoints = measure(web, task, &fetched, cfg.pages as usize);
+            let result = StrategyResult::plain(policy.name(), checkpoints, seconds);
             std::fs::write(
                 cfg.out.join(format!("{file}.json")),
                 serde_json::to_string_pretty(&result)?,

@@ -257,10 +257,11 @@ pub fn crawls_on(
     pages: usize,
     template_weight: f64,
 ) -> Vec<(Reference, Vec<(String, f64)>)> {
+    let (seeds, relevant) = truth(graph, web, task);
     (Reference::ALL.iter())
         .map(|&policy| {
-            let fetched = crawl_on(graph, web, task, policy, pages, template_weight);
-            (policy, fetched)
+            let order = simulate(graph, &seeds, &relevant, policy, pages, template_weight);
+            (policy, with_truth(graph, &relevant, order))
         })
         .collect()
 }
@@ -274,11 +275,22 @@ pub fn crawl_on(
     pages: usize,
     template_weight: f64,
 ) -> Vec<(String, f64)> {
-    let seeds: Vec<u32> = task.seeds.iter().filter_map(|s| graph.id(s)).collect();
-    let relevant: Vec<bool> = (0..graph.len() as u32)
+    let (seeds, relevant) = truth(graph, web, task);
+    let order = simulate(graph, &seeds, &relevant, policy, pages, template_weight);
+    with_truth(graph, &relevant, order)
+}
+
+/// The task's seed nodes and every node's ground truth.
+fn truth(graph: &LinkGraph, web: &MiniWeb, task: &Task) -> (Vec<u32>, Vec<bool>) {
+    let seeds = task.seeds.iter().filter_map(|s| graph.id(s)).collect();
+    let relevant = (0..graph.len() as u32)
         .map(|id| web.is_relevant(graph.url(id), &task.good))
         .collect();
-    let order = simulate(graph, &seeds, &relevant, policy, pages, template_weight);
+    (seeds, relevant)
+}
+
+/// Fetched nodes as (URL, 1 when relevant else 0), the shape the bench's measures take.
+fn with_truth(graph: &LinkGraph, relevant: &[bool], order: Vec<u32>) -> Vec<(String, f64)> {
     (order.into_iter())
         .map(|id| {
             let r = f64::from(u8::from(relevant[id as usize]));
