@@ -2,7 +2,8 @@
 //! Pr[c|d] = Pr[parent(c)|d] · Pr[c|parent(c), d], computed in log space, and the relevance
 //! R(d) = Σ Pr[g|d] over the maximal good topics g.
 
-use crate::taxonomy::{Taxonomy, TopicId};
+use crate::taxonomy::{Taxonomy, TopicId, BACKGROUND, BACKGROUND_PATH, ROOT};
+use std::collections::BTreeMap;
 use crate::text::Tokenizer;
 use crate::train::NodeModel;
 use rustc_hash::FxHashMap;
@@ -36,8 +37,16 @@ pub struct Classification {
     pub relevance: f64,
     /// ln R(d), finite even when R underflows to 0 (−inf only when nothing is good).
     pub log_relevance: f64,
-    /// Hard-focus predicate: some topic on c*'s path is good.
+    /// Hard-focus predicate: some topic on c*'s path is good (and the page is not more likely
+    /// to be about none of the topics).
     pub hard_focus: bool,
+    /// Pr[none of the topics | d]: the probability of the model's background, "the rest of
+    /// the web" (0 when the model has no background examples).
+    #[serde(default)]
+    pub background: f64,
+    /// The background is more probable than c*: the page is about none of the user's topics.
+    #[serde(default)]
+    pub none: bool,
 }
 
 /// Per-thread reusable buffers and a word cache; one per worker, reused across documents.
@@ -74,6 +83,8 @@ pub struct Classifier {
     maximal_good: Vec<usize>,
     /// Internal nodes in slot order, each with child slots.
     nodes: Vec<(usize, Vec<usize>, NodeModel)>,
+    /// Slot of the background pseudo-topic under the root, when the model has one.
+    background_slot: Option<usize>,
     /// Offset of each node's class scores in the flat score buffer.
     node_offset: Vec<usize>,
     /// term text → feature index.
@@ -84,14 +95,15 @@ pub struct Classifier {
 }
 
 impl Classifier {
-    /// Assembles a classifier from a taxonomy and the trained internal nodes.
+    /// Assembles a classifier from a taxonomy, its children lists (which may hold the
+    /// background pseudo-topic under the root) and the trained internal nodes.
     pub(crate) fn assemble(
         tokenizer: Tokenizer,
         tax: &Taxonomy,
+        children: &BTreeMap<TopicId, Vec<TopicId>>,
         node_models: &FxHashMap<TopicId, NodeModel>,
         term_text: impl Fn(u32) -> String,
     ) -> Self {
-        let children = tax.children_map();
         // Breadth-first order from the root: parents come before children.
         let mut slots = vec![crate::taxonomy::ROOT];
         let mut i = 0;
@@ -103,12 +115,16 @@ impl Classifier {
             slots.iter().enumerate().map(|(s, &t)| (t, s)).collect();
         let parent_slot = slots
             .iter()
-            .map(|&t| slot_of[&tax.get(t).map(|x| x.parent).unwrap_or(t)])
+            .map(|&t| slot_of[&tax.get(t).map(|x| x.parent).unwrap_or(ROOT)])
             .collect();
         let paths = slots
             .iter()
-            .map(|&t| tax.path(t).unwrap_or_default())
+            .map(|&t| match t {
+                BACKGROUND => BACKGROUND_PATH.to_owned(),
+                _ => tax.path(t).unwrap_or_default(),
+            })
             .collect();
+        let background_slot = slot_of.get(&BACKGROUND).copied();
         let is_leaf: Vec<bool> = slots.iter().map(|t| children[t].is_empty()).collect();
         let good_on_path = slots.iter().map(|&t| tax.is_effectively_good(t)).collect();
         let maximal_good = tax.maximal_good().iter().map(|t| slot_of[t]).collect();
@@ -150,6 +166,7 @@ impl Classifier {
             off += nm.children.len();
         }
         Classifier {
+            background_slot,
             node_offset,
             generation: GENERATION.fetch_add(1, Ordering::Relaxed),
             tokenizer,
@@ -225,6 +242,31 @@ impl Classifier {
                 }
             });
         }
+        self.score_touched(scratch)
+    }
+
+    /// ln Pr[c|d] for a document given as already normalised (term, count) pairs, such as a
+    /// model's stored examples (see [`Tokenizer::counts`]).
+    pub fn log_probs_counts(&self, counts: &[(&str, u32)], scratch: &mut Scratch) -> Vec<f64> {
+        if scratch.counts.len() != self.features.len() {
+            scratch.counts.clear();
+            scratch.counts.resize(self.features.len(), 0);
+        }
+        scratch.touched.clear();
+        for &(t, n) in counts {
+            if let Some(&f) = self.features.get(t) {
+                let c = &mut scratch.counts[f as usize];
+                if *c == 0 {
+                    scratch.touched.push(f);
+                }
+                *c += n;
+            }
+        }
+        self.score_touched(scratch)
+    }
+
+    /// The chain rule over the feature counts gathered in `scratch` (then cleared).
+    fn score_touched(&self, scratch: &mut Scratch) -> Vec<f64> {
         // Sorting makes the floating-point summation order independent of word order in the
         // cache, so native and WASM add the same terms in the same order.
         scratch.touched.sort_unstable();
@@ -276,10 +318,17 @@ impl Classifier {
     pub fn verdict(&self, log_p: &[f64]) -> Classification {
         let mut best = 0;
         for s in 0..self.slots.len() {
+            if Some(s) == self.background_slot {
+                continue;
+            }
             if self.is_leaf[s] && (!self.is_leaf[best] || log_p[s] > log_p[best]) {
                 best = s;
             }
         }
+        let log_background = self
+            .background_slot
+            .map_or(f64::NEG_INFINITY, |b| log_p[b]);
+        let none = log_background > log_p[best];
         let mut chain = vec![best];
         while *chain.last().unwrap_or(&0) != 0 {
             let last = *chain.last().unwrap_or(&0);
@@ -302,7 +351,9 @@ impl Classifier {
             path,
             relevance: log_relevance.exp().clamp(0.0, 1.0),
             log_relevance,
-            hard_focus: self.good_on_path[best],
+            hard_focus: self.good_on_path[best] && !none,
+            background: log_background.exp(),
+            none,
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{Example, Model};
-use crate::taxonomy::{Taxonomy, Topic};
+use crate::taxonomy::{Taxonomy, Topic, BACKGROUND};
 use crate::text::TextOptions;
 use crate::train::TrainOptions;
 use serde::{Deserialize, Serialize};
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// First bytes of every model file.
 pub const MAGIC: &[u8; 8] = b"FORAGERM";
 /// Current format version.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 /// Largest model accepted, a guard against hostile input.
 pub const MAX_MODEL_BYTES: usize = 256 << 20;
 
@@ -44,6 +44,10 @@ struct ModelFileV2 {
     /// Indices into `base.examples`, strictly increasing.
     self_trained: Vec<u32>,
 }
+
+/// Version 3 has the body of version 2 and may hold background examples (topic
+/// [`BACKGROUND`]); a model without any is written as version 2 or 1, byte for byte as before.
+const BACKGROUND_VERSION: u16 = 3;
 
 /// Encodes a model to bytes.
 pub fn encode(model: &Model) -> Vec<u8> {
@@ -100,11 +104,13 @@ pub fn encode(model: &Model) -> Vec<u8> {
     let mut out = Vec::with_capacity(1024);
     out.extend_from_slice(MAGIC);
     // Serializing plain structs into a Vec cannot fail.
-    let body = if self_trained.is_empty() {
+    let background = model.examples.values().any(|e| e.topic == BACKGROUND);
+    let body = if self_trained.is_empty() && !background {
         out.extend_from_slice(&1u16.to_le_bytes());
         postcard::to_stdvec(&file).unwrap_or_default()
     } else {
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let version = if background { BACKGROUND_VERSION } else { 2 };
+        out.extend_from_slice(&version.to_le_bytes());
         postcard::to_stdvec(&ModelFileV2 {
             base: file,
             self_trained,
@@ -131,7 +137,7 @@ pub fn decode(bytes: &[u8]) -> Result<Model> {
             let (f, rest) = postcard::take_from_bytes(&bytes[10..]).map_err(corrupt)?;
             (f, Vec::new(), rest)
         }
-        2 => {
+        2 | BACKGROUND_VERSION => {
             let (f, rest): (ModelFileV2, _) =
                 postcard::take_from_bytes(&bytes[10..]).map_err(corrupt)?;
             (f.base, f.self_trained, rest)
@@ -167,7 +173,8 @@ pub fn decode(bytes: &[u8]) -> Result<Model> {
     let mut examples = BTreeMap::new();
     for (index, rec) in file.examples.into_iter().enumerate() {
         let is_self_trained = self_trained.next_if_eq(&(index as u32)).is_some();
-        if !taxonomy.contains(rec.topic) {
+        let background = rec.topic == BACKGROUND && version >= BACKGROUND_VERSION;
+        if !background && !taxonomy.contains(rec.topic) {
             return Err(bad(format!("example {} has unknown topic", rec.url)));
         }
         let mut terms = Vec::with_capacity(rec.terms.len());

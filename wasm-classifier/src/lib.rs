@@ -6,6 +6,7 @@
 //! `wasm32`) is the thin wasm-bindgen layer the extension loads.
 
 pub mod apprentice;
+pub mod background;
 pub mod classify;
 pub mod codec;
 pub mod error;
@@ -19,9 +20,10 @@ pub mod train;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
+pub use background::{BackgroundOptions, BackgroundReport};
 pub use classify::{Classification, Classifier, PathStep, Scratch};
 pub use error::{Error, Result};
 pub use model::{ExampleInfo, Model, SelfTrainer, TopicInfo};
-pub use taxonomy::{Taxonomy, Topic, TopicId, ROOT};
+pub use taxonomy::{Taxonomy, Topic, TopicId, BACKGROUND, BACKGROUND_PATH, ROOT};
 pub use text::{TextOptions, Tokenizer};
 pub use train::TrainOptions;

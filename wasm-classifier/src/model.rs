@@ -5,7 +5,7 @@
 use crate::classify::{Classifier, Scratch};
 use crate::error::{Error, Result};
 use crate::stats::TopicStats;
-use crate::taxonomy::{Taxonomy, Topic, TopicId, ROOT};
+use crate::taxonomy::{Taxonomy, Topic, TopicId, BACKGROUND, BACKGROUND_PATH, ROOT};
 use crate::text::{TextOptions, Tokenizer};
 use crate::train::{train_node, NodeModel, TrainOptions};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -18,7 +18,8 @@ use std::sync::Arc;
 pub(crate) struct Example {
     pub(crate) topic: TopicId,
     pub(crate) terms: Vec<(u32, u32)>,
-    /// Added by self-training rather than by a person.
+    /// Added by self-training (or, for the background, sampled from a crawl) rather than by
+    /// a person.
     pub(crate) self_trained: bool,
 }
 
@@ -69,8 +70,8 @@ pub struct Model {
     pub(crate) vocab: Vec<String>,
     vocab_index: FxHashMap<String, u32>,
     pub(crate) examples: BTreeMap<String, Example>,
-    tokenizer: Tokenizer,
-    stats: FxHashMap<TopicId, TopicStats>,
+    pub(crate) tokenizer: Tokenizer,
+    pub(crate) stats: FxHashMap<TopicId, TopicStats>,
     nodes: FxHashMap<TopicId, NodeModel>,
     dirty: BTreeSet<TopicId>,
     compiled: Option<Arc<Classifier>>,
@@ -166,7 +167,10 @@ impl Model {
             .iter()
             .map(|(url, e)| ExampleInfo {
                 url: url.clone(),
-                topic: self.taxonomy.path(e.topic).unwrap_or_default(),
+                topic: match e.topic {
+                    BACKGROUND => BACKGROUND_PATH.to_owned(),
+                    t => self.taxonomy.path(t).unwrap_or_default(),
+                },
                 tokens: e.terms.iter().map(|&(_, c)| u64::from(c)).sum(),
                 self_trained: e.self_trained,
             })
@@ -176,9 +180,10 @@ impl Model {
     /// Inverse document frequencies over all examples, ln((N + 1) / (df + 1)) + 1; a term
     /// no example has gets the largest value.
     pub fn idf(&self) -> FxHashMap<String, f64> {
-        let n = self.examples.len() as f64;
+        let topical = || self.examples.values().filter(|e| e.topic != BACKGROUND);
+        let n = topical().count() as f64;
         let mut df: FxHashMap<u32, u32> = FxHashMap::default();
-        for e in self.examples.values() {
+        for e in topical() {
             for &(t, _) in &e.terms {
                 *df.entry(t).or_default() += 1;
             }
@@ -256,6 +261,7 @@ impl Model {
             .topics()
             .map(|t| (t.id, TopicStats::default()))
             .collect();
+        self.stats.insert(BACKGROUND, TopicStats::default());
         let examples = std::mem::take(&mut self.examples);
         for e in examples.values() {
             self.apply_example(e, true);
@@ -266,6 +272,13 @@ impl Model {
 
     /// Adds or removes an example's terms along its topic's ancestry and marks those nodes dirty.
     fn apply_example(&mut self, e: &Example, add: bool) {
+        if e.topic == BACKGROUND {
+            // The background hangs under the root: only the root's classifier changes.
+            self.stats.entry(BACKGROUND).or_default().apply(&e.terms, add);
+            self.dirty.insert(ROOT);
+            self.compiled = None;
+            return;
+        }
         let Ok(anc) = self.taxonomy.ancestry(e.topic) else {
             return;
         };
@@ -308,14 +321,16 @@ impl Model {
         self.add_counts(topic, url, counts, false)
     }
 
-    fn add_counts(
+    pub(crate) fn add_counts(
         &mut self,
         topic: TopicId,
         url: &str,
         counts: &[(String, u32)],
         self_trained: bool,
     ) -> Result<bool> {
-        self.taxonomy.get(topic)?;
+        if topic != BACKGROUND {
+            self.taxonomy.get(topic)?;
+        }
         if url.is_empty() {
             return Err(Error::InvalidEdit("an example needs a URL".into()));
         }
@@ -346,13 +361,16 @@ impl Model {
 
     /// Examples added by self-training (see [`Model::self_train`]).
     pub fn self_trained_count(&self) -> usize {
-        self.examples.values().filter(|e| e.self_trained).count()
+        (self.examples.values())
+            .filter(|e| e.self_trained && e.topic != BACKGROUND)
+            .count()
     }
 
     /// Removes every self-trained example (undoing [`Model::self_train`]); returns how many.
+    /// The background learned from a crawl is not touched.
     pub fn forget_self_trained(&mut self) -> usize {
         let old: Vec<String> = (self.examples.iter())
-            .filter(|(_, e)| e.self_trained)
+            .filter(|(_, e)| e.self_trained && e.topic != BACKGROUND)
             .map(|(u, _)| u.clone())
             .collect();
         for url in &old {
@@ -414,7 +432,7 @@ impl Model {
         })
     }
 
-    /// Removes the example with this URL.    /// Removes the example with this URL.
+    /// Removes the example with this URL.
     pub fn remove_example(&mut self, url: &str) -> Result<()> {
         let e = self
             .examples
@@ -426,7 +444,9 @@ impl Model {
 
     /// Moves the example with this URL to another topic.
     pub fn move_example(&mut self, url: &str, topic: TopicId) -> Result<()> {
-        self.taxonomy.get(topic)?;
+        if topic != BACKGROUND {
+            self.taxonomy.get(topic)?;
+        }
         let mut e = self
             .examples
             .remove(url)
@@ -508,7 +528,7 @@ impl Model {
         if let Some(c) = &self.compiled {
             return c.clone();
         }
-        let children = self.taxonomy.children_map();
+        let children = self.children_with_background();
         for id in std::mem::take(&mut self.dirty) {
             self.nodes.remove(&id);
             let Some(kids) = children.get(&id) else {
@@ -532,6 +552,7 @@ impl Model {
         let c = Arc::new(Classifier::assemble(
             self.tokenizer.clone(),
             &self.taxonomy,
+            &children,
             &self.nodes,
             |t| vocab[t as usize].clone(),
         ));
@@ -571,6 +592,9 @@ impl SelfTrainer<'_> {
         let Some(leaf) = v.path.last() else {
             return Ok(false);
         };
+        if v.none {
+            return Ok(false);
+        }
         if leaf.p < self.min_p {
             return Ok(false);
         }

@@ -13,6 +13,13 @@ pub type TopicId = u32;
 /// The root topic's id; the root always exists and cannot be moved, renamed or deleted.
 pub const ROOT: TopicId = 0;
 
+/// Id of the background pseudo-topic, "the rest of the web": a child of the root that is no
+/// topic of the taxonomy, learned from pages about none of them (see `crate::background`).
+pub const BACKGROUND: TopicId = TopicId::MAX;
+
+/// Path shown for the background pseudo-topic.
+pub const BACKGROUND_PATH: &str = "(none of your topics)";
+
 /// One node of the taxonomy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Topic {

@@ -1,0 +1,217 @@
+//! The open world: a background pseudo-topic, "the rest of the web", beside the user's topics.
+//!
+//! A taxonomy built from a few bookmark folders covers almost none of the web, yet the chain
+//! rule makes Pr[c|d] sum to one over its topics: a page about none of them is pushed into the
+//! nearest one, often with great confidence. The model therefore carries a background class
+//! under the root, trained like any topic, so that Pr[good|d] is low for pages that fit no
+//! topic and [`Classification::none`](crate::Classification) can say so.
+//!
+//! Its examples come from two places:
+//! - pages the user marks "not relevant" ([`Model::mark_not_relevant`]), kept until undone;
+//! - unlabelled pages, such as those a crawl fetched around the seeds
+//!   ([`Model::learn_background`]). They are a mix of pages on and off the topics, so only
+//!   the *reliable negatives* are kept, chosen by the spy technique of positive-unlabelled
+//!   learning (Liu, Lee, Yu, Li 2002, "Partially supervised classification of text documents";
+//!   Liu et al. 2003): some labelled examples are hidden among the unlabelled pages, a model of
+//!   "labelled vs unlabelled" is trained, and the unlabelled pages that look less like the
+//!   topics than almost all of the hidden spies become the background.
+
+use crate::classify::Scratch;
+use crate::error::{Error, Result};
+use crate::model::Model;
+use crate::taxonomy::{TopicId, BACKGROUND, ROOT};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Parameters of [`Model::learn_background`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundOptions {
+    /// Unlabelled pages used at most (a deterministic sample by URL hash beyond that).
+    pub max_docs: usize,
+    /// Share of the labelled examples hidden among the unlabelled pages as spies.
+    pub spy_share: f64,
+    /// Share of spies allowed below the threshold (the noise level of Liu et al.: 15%).
+    pub spy_noise: f64,
+    /// Fewer unlabelled pages than this and nothing is learned (too little to tell apart).
+    pub min_docs: usize,
+}
+
+impl Default for BackgroundOptions {
+    fn default() -> Self {
+        BackgroundOptions {
+            max_docs: 2000,
+            spy_share: 0.15,
+            spy_noise: 0.15,
+            min_docs: 30,
+        }
+    }
+}
+
+/// What one [`Model::learn_background`] round did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundReport {
+    /// Unlabelled pages considered.
+    pub unlabelled: usize,
+    /// Spies hidden among them.
+    pub spies: usize,
+    /// Pr[topics | d] below which an unlabelled page counts as a reliable negative.
+    pub threshold: f64,
+    /// Reliable negatives now in the background.
+    pub background: usize,
+}
+
+/// FNV-1a of a string: a stable, platform-independent sampling key.
+fn fnv(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+impl Model {
+    /// The taxonomy's children lists, with the background under the root when it has
+    /// examples.
+    pub(crate) fn children_with_background(&self) -> BTreeMap<TopicId, Vec<TopicId>> {
+        let mut children = self.taxonomy.children_map();
+        if self.stats.get(&BACKGROUND).is_some_and(|s| s.docs > 0) {
+            children.entry(ROOT).or_default().push(BACKGROUND);
+            children.insert(BACKGROUND, Vec::new());
+        }
+        children
+    }
+
+    /// Marks `url` as about none of the user's topics: its text becomes a background example
+    /// kept until [`Model::remove_example`] undoes it. An example of a topic with the same URL
+    /// is replaced (returns true then).
+    pub fn mark_not_relevant(&mut self, url: &str, text: &str) -> Result<bool> {
+        let counts = self.tokenizer.counts(text);
+        if counts.is_empty() {
+            return Err(Error::InvalidEdit(format!(
+                "{url} has no words to learn from"
+            )));
+        }
+        self.add_example_counts(BACKGROUND, url, &counts)
+    }
+
+    /// Background examples: (marked by the user, sampled from unlabelled pages).
+    pub fn background_counts(&self) -> (usize, usize) {
+        let bg = self.examples.values().filter(|e| e.topic == BACKGROUND);
+        let sampled = bg.clone().filter(|e| e.self_trained).count();
+        (bg.count() - sampled, sampled)
+    }
+
+    /// URLs the user marked not relevant, sorted.
+    pub fn not_relevant_urls(&self) -> Vec<String> {
+        (self.examples.iter())
+            .filter(|(_, e)| e.topic == BACKGROUND && !e.self_trained)
+            .map(|(u, _)| u.clone())
+            .collect()
+    }
+
+    /// Removes the background sampled by [`Model::learn_background`] (the user's marks stay);
+    /// returns how many went.
+    pub fn forget_background_sample(&mut self) -> usize {
+        let old: Vec<String> = (self.examples.iter())
+            .filter(|(_, e)| e.topic == BACKGROUND && e.self_trained)
+            .map(|(u, _)| u.clone())
+            .collect();
+        for url in &old {
+            let _ = self.remove_example(url);
+        }
+        old.len()
+    }
+
+    /// Learns the background from unlabelled `(url, text)` pages (one round; the previous
+    /// sample is replaced, the user's marks stay): the reliable negatives among them, chosen
+    /// with spies (see the module's documentation). Pages that are examples are skipped.
+    pub fn learn_background(
+        &mut self,
+        docs: impl IntoIterator<Item = (String, String)>,
+        opts: &BackgroundOptions,
+    ) -> Result<BackgroundReport> {
+        if !(0.0..1.0).contains(&opts.spy_share) || !(0.0..1.0).contains(&opts.spy_noise) {
+            return Err(Error::InvalidArgument(
+                "spy_share and spy_noise must be in [0, 1)".into(),
+            ));
+        }
+        self.forget_background_sample();
+        let mut unlabelled: Vec<(u64, String, Vec<(String, u32)>)> = Vec::new();
+        for (url, text) in docs {
+            if url.is_empty() || self.examples.contains_key(&url) {
+                continue;
+            }
+            let counts = self.tokenizer.counts(&text);
+            if !counts.is_empty() {
+                unlabelled.push((fnv(&url), url, counts));
+            }
+        }
+        unlabelled.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        unlabelled.dedup_by(|a, b| a.1 == b.1);
+        unlabelled.truncate(opts.max_docs);
+        let mut report = BackgroundReport {
+            unlabelled: unlabelled.len(),
+            ..BackgroundReport::default()
+        };
+        if unlabelled.len() < opts.min_docs {
+            return Ok(report);
+        }
+        // Spies: a deterministic share of the person-given examples of topics.
+        let labelled: Vec<String> = (self.examples.iter())
+            .filter(|(_, e)| e.topic != BACKGROUND && !e.self_trained)
+            .map(|(u, _)| u.clone())
+            .collect();
+        let cut = (opts.spy_share * u64::MAX as f64) as u64;
+        let mut spy_urls: Vec<&String> = labelled.iter().filter(|u| fnv(u) < cut).collect();
+        if spy_urls.is_empty() {
+            spy_urls = labelled.iter().take(1).collect();
+        }
+        if spy_urls.is_empty() || labelled.len() <= spy_urls.len() {
+            return Ok(report);
+        }
+        let mut spies = Vec::new();
+        for url in spy_urls {
+            if let Some(e) = self.examples.get(url).cloned() {
+                let counts: Vec<(String, u32)> = (e.terms.iter())
+                    .map(|&(t, c)| (self.vocab[t as usize].clone(), c))
+                    .collect();
+                self.remove_example(url)?;
+                spies.push((url.clone(), e.topic, counts));
+            }
+        }
+        report.spies = spies.len();
+        // Labelled (less the spies) against unlabelled + spies.
+        let spy_key = |u: &str| format!("\u{1}spy:{u}");
+        for (url, _, counts) in &spies {
+            self.add_counts(BACKGROUND, &spy_key(url), counts, true)?;
+        }
+        for (_, url, counts) in &unlabelled {
+            self.add_counts(BACKGROUND, url, counts, true)?;
+        }
+        let classifier = self.classifier();
+        let mut scratch = Scratch::new();
+        let mut topical = |counts: &[(String, u32)]| {
+            let c: Vec<(&str, u32)> = counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
+            let v = classifier.verdict(&classifier.log_probs_counts(&c, &mut scratch));
+            1.0 - v.background
+        };
+        let mut spy_scores: Vec<f64> = spies.iter().map(|(_, _, c)| topical(c)).collect();
+        spy_scores.sort_by(f64::total_cmp);
+        let k = ((opts.spy_noise * spy_scores.len() as f64) as usize).min(spy_scores.len() - 1);
+        report.threshold = spy_scores[k];
+        let negatives: Vec<bool> = (unlabelled.iter())
+            .map(|(_, _, c)| topical(c) < report.threshold)
+            .collect();
+        // Put the spies back, and keep only the reliable negatives as the background.
+        self.forget_background_sample();
+        for (url, topic, counts) in &spies {
+            self.add_counts(*topic, url, counts, false)?;
+        }
+        for ((_, url, counts), _) in unlabelled.iter().zip(&negatives).filter(|(_, &n)| n) {
+            self.add_counts(BACKGROUND, url, counts, true)?;
+            report.background += 1;
+        }
+        Ok(report)
+    }
+}
