@@ -120,6 +120,7 @@ async function classifyText(url, title, text) {
   /** @type {Classification} */
   const view = { url, title, best_leaf: c.best_leaf, best_leaf_id: c.best_leaf_id, path: c.path,
     relevance: c.relevance, log_relevance: c.log_relevance, hard_focus: c.hard_focus,
+    none: Boolean(c.none), background: c.background ?? 0,
     textBytes: new TextEncoder().encode(text).length, ms, at: Date.now() };
   last = { view, text };
   chrome.storage.session.set({ [LAST_KEY]: last }).catch((e) => console.warn('forager: session storage:', e));
@@ -297,6 +298,13 @@ export async function handle(msg) {
     case 'add_classified_example': {
       if (!last) throw new Error('no page classified yet');
       const r = await applyEdit({ type: 'add_example', topic: msg.topic, url: last.view.url,
+        text: last.text.slice(0, MAX_EXAMPLE_CHARS) }, { port, models });
+      await afterModelChange();
+      return r;
+    }
+    case 'mark_classified_not_relevant': {
+      if (!last) throw new Error('no page classified yet');
+      const r = await applyEdit({ type: 'mark_not_relevant', url: last.view.url,
         text: last.text.slice(0, MAX_EXAMPLE_CHARS) }, { port, models });
       await afterModelChange();
       return r;

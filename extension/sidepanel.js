@@ -50,6 +50,9 @@ function showClassification(c) {
   const size = c.textBytes < 10240 ? `${c.textBytes} bytes` : `${(c.textBytes / 1024).toFixed(0)} KB`;
   $('classify-info').textContent = `${size} of text classified in ${c.ms.toFixed(1)} ms`;
   $('best-leaf').textContent = c.best_leaf;
+  $('none-of-these').hidden = !c.none;
+  $('none-detail').textContent = c.none
+    ? `(Pr ${fixed(c.background, 3)}; nearest topic ${c.best_leaf})` : '';
   showTopicChoices();
 }
 
@@ -146,6 +149,12 @@ button('mark-good').addEventListener('click', () => act(button('mark-good'), asy
   const r = await send({ type: 'set_good', topic: leaf.id, good: true });
   topics = r.topics;
   showTopicChoices();
+}));
+button('mark-not-relevant').addEventListener('click', () => act(button('mark-not-relevant'), async () => {
+  const r = await send({ type: 'mark_classified_not_relevant' });
+  topics = r.topics;
+  showTopicChoices();
+  showNotice(r.offline ? 'marked in the browser copy; the host gets it when it connects' : null);
 }));
 button('classify-current').addEventListener('click', () => act(button('classify-current'), async () => {
   showClassification(await send({ type: 'classify_tab' }));

@@ -22,7 +22,8 @@
  * The last page classified in the browser (its text stays in the worker).
  * @typedef {{url: string, title: string, best_leaf: string, best_leaf_id: number,
  *   path: {topic: string, p: number}[], relevance: number, log_relevance: number | null,
- *   hard_focus: boolean, textBytes: number, ms: number, at: number}} Classification
+ *   hard_focus: boolean, none: boolean, background: number, textBytes: number, ms: number,
+ *   at: number}} Classification
  */
 
 /**
@@ -49,6 +50,7 @@
  *   | {type: 'classify_tab', tabId?: number}
  *   | TopicEdit
  *   | {type: 'add_classified_example', topic: number}
+ *   | {type: 'mark_classified_not_relevant'}
  *   | {type: 'add_tab_example', topic: number, tabId?: number}
  *   | {type: 'import_bookmarks'}
  *   | ({type: 'start_crawl'} & CrawlOptions)

@@ -18,7 +18,8 @@ import { errorText } from './protocol.js';
  *   | {type: 'move_topic', topic: number, parent: number}
  *   | {type: 'delete_topic', topic: number}
  *   | {type: 'set_good', topic: number, good: boolean}
- *   | {type: 'add_example', topic: number, url: string, text: string}} TopicEdit
+ *   | {type: 'add_example', topic: number, url: string, text: string}
+ *   | {type: 'mark_not_relevant', url: string, text: string}} TopicEdit
  * @typedef {{topics: TopicInfo[], id?: number, removed_examples?: number, offline: boolean}} EditResult
  * @typedef {TopicEdit & {paths: Record<string, string>}} LoggedEdit an edit plus the paths of the topics it names
  * @typedef {import('./protocol.js').TopicInfo} TopicInfo
@@ -117,6 +118,7 @@ function applyLocal(edit, model) {
     case 'delete_topic': return { removed_examples: model.deleteTopic(edit.topic) };
     case 'set_good': model.setGood(edit.topic, edit.good); return {};
     case 'add_example': model.addExample(edit.topic, edit.url, edit.text); return {};
+    case 'mark_not_relevant': model.markNotRelevant(edit.url, edit.text); return {};
     default: throw new Error(`unknown edit ${/** @type {any} */ (edit).type}`);
   }
 }

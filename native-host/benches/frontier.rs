@@ -26,6 +26,7 @@ fn main() {
             depth: 1,
             via: None,
             features: None,
+            weight: 1.0,
         });
         if batch.len() == 10_000 {
             store.add_seeds(&batch).unwrap();
@@ -64,6 +65,7 @@ fn main() {
                         depth: 2,
                         via: Some((w.oid, "a".into())),
                         features: None,
+                        weight: 1.0,
                     })
                     .collect(),
                 ..Outcome::default()

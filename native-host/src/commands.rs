@@ -81,6 +81,11 @@ pub(crate) struct CrawlArgs {
     /// boilerplate (site menus, footers) inherit; 1 treats them like links in the text.
     #[arg(long, default_value_t = forager::crawl::DEFAULT_TEMPLATE_WEIGHT, allow_negative_numbers = true)]
     template_weight: f64,
+    /// Soft and hard focus: learn "none of the topics" from the crawl's own pages (positive-
+    /// unlabelled learning with spies) at 100 pages and every doubling, and re-judge the crawl.
+    /// Experimental: on FOLDOC it lowers harvest (see ARCHITECTURE.md).
+    #[arg(long)]
+    open_world: bool,
     /// Maintenance mode: share of fetches spent revisiting fetched pages (best hubs first).
     #[arg(long, default_value_t = 0.0)]
     revisit_share: f64,
@@ -140,6 +145,9 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
     store.add_seeds(&seeds)?;
     let classifier = model.classifier();
     let query = std::sync::Arc::new(forager::crawl::Query::from_model(&model));
+    let open_world = a
+        .open_world
+        .then(|| forager::crawl::OpenWorldConfig::new(model.clone()));
     let apprentice = if a.apprentice || a.apprentice_from.is_some() {
         let initial = match &a.apprentice_from {
             Some(p) => {
@@ -188,6 +196,7 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             fetch_log: a.fetch_log.clone(),
             max_pages_per_host: a.max_pages_per_host,
             template_weight: a.template_weight,
+            open_world,
             apprentice,
             distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
             hub_feedback: a.hub_feedback,
@@ -371,6 +380,75 @@ pub(crate) fn cmd_distill(db: &Path, top: usize, json: bool) -> Result<()> {
                     v["url"].as_str().unwrap_or("")
                 );
             }
+        }
+    }
+    Ok(())
+}
+
+/// `forager not-relevant`: negative feedback on pages.
+#[derive(clap::Args)]
+pub(crate) struct NotRelevantArgs {
+    /// The model file (updated in place).
+    #[arg(long)]
+    model: PathBuf,
+    /// Take the pages' text from this crawl database (pages it fetched).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// HTTP proxy for URLs that are read from the web.
+    #[arg(long)]
+    proxy: Option<String>,
+    /// Remove the marks instead.
+    #[arg(long)]
+    undo: bool,
+    /// List the marked URLs (after any change).
+    #[arg(long)]
+    list: bool,
+    /// URLs (or HTML files) of the pages.
+    urls: Vec<String>,
+}
+
+pub(crate) fn cmd_not_relevant(a: NotRelevantArgs) -> Result<()> {
+    let mut model = read_model(&a.model)?;
+    let conn = match &a.db {
+        Some(db) => Some(forager::store::Store::open_read_only(db)?),
+        None => None,
+    };
+    let fetcher = forager::fetch::Fetcher::new(FetchConfig {
+        proxy: a.proxy.clone(),
+        ..FetchConfig::default()
+    })?;
+    let rt = runtime()?;
+    for url in &a.urls {
+        if a.undo {
+            if !model.not_relevant_urls().contains(url) {
+                bail!("{url} is not marked not relevant");
+            }
+            model.remove_example(url)?;
+            continue;
+        }
+        let stored = match &conn {
+            Some(c) => forager::store::fetched_text_of(c, url)?,
+            None => None,
+        };
+        let text = match stored {
+            Some(t) => t,
+            None if url.starts_with("http://") || url.starts_with("https://") => {
+                let r = rt.block_on(fetcher.get(url))?;
+                forager::parse::page_text(&r.text()).text
+            }
+            None => {
+                let b = std::fs::read(url).map_err(|e| anyhow::anyhow!("reading {url}: {e}"))?;
+                forager::parse::page_text(&forager::fetch::decode_html(&b, None)).text
+            }
+        };
+        model.mark_not_relevant(url, &text)?;
+    }
+    if !a.urls.is_empty() {
+        crate::write_model(&model, &a.model)?;
+    }
+    if a.list {
+        for u in model.not_relevant_urls() {
+            println!("{u}");
         }
     }
     Ok(())

@@ -26,6 +26,7 @@ pub const STRATEGIES: &[&str] = &[
     "soft+distiller",
     "soft+apprentice",
     "soft+apprentice-offline",
+    "soft+open-world",
 ];
 
 /// One crawl strategy.
@@ -43,6 +44,9 @@ pub struct Strategy {
     /// an unguided soft crawl from the same seeds, then guides a fresh crawl (and keeps
     /// learning).
     pub offline: bool,
+    /// Soft focus that learns "none of the topics" from the crawl's own pages
+    /// ([`crawl::OpenWorldConfig`]).
+    pub open_world: bool,
 }
 
 /// The strategy called `name`.
@@ -57,6 +61,13 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         "soft+distiller" => (Mode::Soft, false, true, false),
         "soft+apprentice" => (Mode::Soft, true, false, false),
         "soft+apprentice-offline" => (Mode::Soft, true, false, true),
+        "soft+open-world" => {
+            return Some(Strategy {
+                name: "soft+open-world",
+                open_world: true,
+                ..strategy("soft")?
+            })
+        }
         _ => return None,
     };
     let name = STRATEGIES.iter().find(|s| **s == name)?;
@@ -66,6 +77,7 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         apprentice,
         distiller,
         offline,
+        open_world: false,
     })
 }
 
@@ -107,6 +119,12 @@ pub struct Checkpoint {
     pub target_recall: f64,
     /// Distinct servers fetched from.
     pub sites: usize,
+    /// Fetched pages the classifier is confident about, R(d) >= 0.5.
+    pub confident: usize,
+    /// Of those, the share relevant by ground truth (the precision of R >= 0.5; 0 when none).
+    pub precision: f64,
+    /// Share of fetched pages the web labels with no topic at all (off-taxonomy).
+    pub no_topic: f64,
 }
 
 /// Overlap of two crawls from disjoint seed halves after `n` fetches each.
@@ -205,6 +223,9 @@ pub async fn crawl_strategy(
         distill_every: s.distiller.then_some(500),
         hub_feedback: s.distiller.then_some(10),
         query: Arc::new(crawl::Query::from_model(model)),
+        open_world: s
+            .open_world
+            .then(|| crawl::OpenWorldConfig::new(model.clone())),
         ..Default::default()
     };
     let initial = if s.offline {
@@ -289,6 +310,17 @@ pub fn measure(
             .filter(|(u, _)| web.is_relevant(u, &task.good))
             .count();
         let r_sum: f64 = first.iter().map(|(_, r)| r).sum();
+        let confident: Vec<&str> = (first.iter())
+            .filter(|(_, r)| *r >= 0.5)
+            .map(|(u, _)| u.as_str())
+            .collect();
+        let confident_relevant = (confident.iter())
+            .filter(|u| web.is_relevant(u, &task.good))
+            .count();
+        let no_topic = first
+            .iter()
+            .filter(|(u, _)| !web.labels.contains_key(u))
+            .count();
         out.push(Checkpoint {
             n,
             harvest: relevant as f64 / n as f64,
@@ -305,6 +337,9 @@ pub fn measure(
                 .map(|(u, _)| host(u))
                 .collect::<HashSet<_>>()
                 .len(),
+            confident: confident.len(),
+            precision: confident_relevant as f64 / confident.len().max(1) as f64,
+            no_topic: no_topic as f64 / n as f64,
         });
     }
     out

@@ -124,6 +124,9 @@ enum Cmd {
     },
     /// Crawl: from a mini-web task (trains, serves and seeds itself) or resume an existing database.
     Crawl(Box<CrawlArgs>),
+    /// Mark pages as about none of your topics (negative feedback): each becomes an example of
+    /// the model's background, so pages like it get low relevance. `--undo` removes marks.
+    NotRelevant(commands::NotRelevantArgs),
     /// Run read-only SQL on a crawl database (tables doc, link, server, taxonomy, example;
     /// also attached as `arc`, so `arc.doc` works as in the paper).
     Sql {
@@ -145,7 +148,7 @@ enum Cmd {
         #[arg(long)]
         task: String,
         /// Comma-separated strategies (bfs, unfocused, best-first, shark, hard, soft,
-        /// soft+distiller, soft+apprentice, soft+apprentice-offline).
+        /// soft+distiller, soft+apprentice, soft+apprentice-offline, soft+open-world).
         #[arg(long, default_value = "bfs,soft,soft+apprentice")]
         strategies: String,
         /// Pages per crawl.
@@ -417,10 +420,18 @@ fn main() -> Result<()> {
                         .iter()
                         .map(|s| format!("{} ({:.3})", s.topic, s.p))
                         .collect();
+                    let best = if c.none {
+                        format!(
+                            "none of your topics (Pr {:.3}; nearest {})",
+                            c.background, c.best_leaf
+                        )
+                    } else {
+                        c.best_leaf.clone()
+                    };
                     writeln!(
                         out,
                         "{input}\n  best: {}\n  path: {}\n  relevance: {:.4} (ln {:.2}){}",
-                        c.best_leaf,
+                        best,
                         path.join(" > "),
                         c.relevance,
                         c.log_relevance,
@@ -446,6 +457,7 @@ fn main() -> Result<()> {
             runtime()?.block_on(forager::demo::run(&mut std::io::stdout(), &opts))?;
         }
         Cmd::Crawl(args) => cmd_crawl(*args)?,
+        Cmd::NotRelevant(args) => commands::cmd_not_relevant(args)?,
         Cmd::Sql { db, query, json } => cmd_sql(&db, &query, json)?,
         Cmd::Status { db, json } => cmd_status(&db, json)?,
         Cmd::Distill { db, top, json } => cmd_distill(&db, top, json)?,
@@ -675,13 +687,22 @@ fn main() -> Result<()> {
 /// oracle's at 500 and 1000 fetches (the issues' yardstick).
 fn print_bench(results: &[forager::evaluation::StrategyResult]) {
     println!(
-        "{:<22} {:>6} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7}",
-        "strategy", "pages", "harvest", "by clf", "loss", "recall", "sites", "seconds"
+        "{:<22} {:>6} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7} {:>8} {:>8}",
+        "strategy",
+        "pages",
+        "harvest",
+        "by clf",
+        "loss",
+        "recall",
+        "sites",
+        "seconds",
+        "prec@R.5",
+        "no-topic"
     );
     for r in results {
         if let Some(c) = r.checkpoints.last() {
             println!(
-                "{:<22} {:>6} {:>8.3} {:>8.3} {:>6} {:>8.3} {:>6} {:>7.1}",
+                "{:<22} {:>6} {:>8.3} {:>8.3} {:>6} {:>8.3} {:>6} {:>7.1} {:>8.3} {:>8.3}",
                 r.strategy,
                 c.n,
                 c.harvest,
@@ -689,7 +710,9 @@ fn print_bench(results: &[forager::evaluation::StrategyResult]) {
                 c.loss,
                 c.target_recall,
                 c.sites,
-                r.seconds
+                r.seconds,
+                c.precision,
+                c.no_topic
             );
         }
     }

@@ -182,6 +182,7 @@ async fn crawl_obeys_robots_canonicalises_and_escapes_traps() {
             depth: 0,
             via: None,
             features: None,
+            weight: 1.0,
         }])
         .unwrap();
     let mut model = forager_classifier::Model::default();
@@ -275,6 +276,7 @@ async fn maintenance_mode_detects_changed_pages() {
         depth: 0,
         via: None,
         features: None,
+        weight: 1.0,
     };
     store
         .add_seeds(&[seed("/changing"), seed("/a.html")])

@@ -246,7 +246,28 @@ fn crawls_in_the_background_and_streams_events() {
     let r = h.request(json!({"id": 3, "type": "hubs", "top": 5}));
     assert_eq!(r["result"]["hubs"].as_array().unwrap().len(), 5);
     let r = h.request(json!({"id": 4, "type": "recent_pages", "limit": 10}));
-    assert_eq!(r["result"]["pages"].as_array().unwrap().len(), 10);
+    let recent = r["result"]["pages"].as_array().unwrap().clone();
+    assert_eq!(recent.len(), 10);
+    // Negative feedback: a fetched page marked not relevant from its stored text, then undone.
+    let url = recent[0]["url"].as_str().unwrap().to_owned();
+    let r = h.request(json!({"id": 5, "type": "mark_not_relevant", "url": url}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["result"]["not_relevant"], json!([url]), "{r}");
+    let r = h.request(json!({"id": 6, "type": "mark_not_relevant", "url": url, "undo": true}));
+    assert_eq!(r["result"]["not_relevant"], json!([]), "{r}");
+    let r = h.request(json!({"id": 7, "type": "mark_not_relevant", "url": "http://never.test/"}));
+    assert_eq!(r["ok"], false, "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("send its text"),
+        "{r}"
+    );
+    let r = h.request(json!({"id": 8, "type": "mark_not_relevant",
+        "url": "http://never.test/", "text": "php function array package release notes"}));
+    assert_eq!(
+        r["result"]["not_relevant"],
+        json!(["http://never.test/"]),
+        "{r}"
+    );
     assert_eq!(h.exit_code(), 0);
     // A new host (the browser relaunched it) describes the existing crawl.
     let mut h = Host::start(&home.join("host"));

@@ -58,7 +58,12 @@ pub struct BackgroundReport {
     pub threshold: f64,
     /// Reliable negatives now in the background.
     pub background: usize,
+    /// Share of the held-out spies the final background would take for "none of the topics".
+    pub spies_lost: f64,
 }
+
+/// An unlabelled page: (sampling key, URL, term counts).
+type Unlabelled = (u64, String, Vec<(String, u32)>);
 
 /// FNV-1a of a string: a stable, platform-independent sampling key.
 fn fnv(s: &str) -> u64 {
@@ -137,7 +142,7 @@ impl Model {
             ));
         }
         self.forget_background_sample();
-        let mut unlabelled: Vec<(u64, String, Vec<(String, u32)>)> = Vec::new();
+        let mut unlabelled: Vec<Unlabelled> = Vec::new();
         for (url, text) in docs {
             if url.is_empty() || self.examples.contains_key(&url) {
                 continue;
@@ -191,26 +196,51 @@ impl Model {
         }
         let classifier = self.classifier();
         let mut scratch = Scratch::new();
+        let mut topical_scratch = Scratch::new();
         let mut topical = |counts: &[(String, u32)]| {
             let c: Vec<(&str, u32)> = counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
-            let v = classifier.verdict(&classifier.log_probs_counts(&c, &mut scratch));
+            let v = classifier.verdict(&classifier.log_probs_counts(&c, &mut topical_scratch));
             1.0 - v.background
         };
         let mut spy_scores: Vec<f64> = spies.iter().map(|(_, _, c)| topical(c)).collect();
         spy_scores.sort_by(f64::total_cmp);
         let k = ((opts.spy_noise * spy_scores.len() as f64) as usize).min(spy_scores.len() - 1);
         report.threshold = spy_scores[k];
-        let negatives: Vec<bool> = (unlabelled.iter())
-            .map(|(_, _, c)| topical(c) < report.threshold)
+        let scores: Vec<f64> = unlabelled.iter().map(|(_, _, c)| topical(c)).collect();
+        // The reliable negatives, most background-like first. A background that swallows held-out
+        // examples would cost recall: validate it on the spies (still held out) and keep only
+        // the more certain half until at most `spy_noise` of the spies fall to it.
+        let mut order: Vec<usize> = (0..unlabelled.len())
+            .filter(|&i| scores[i] < report.threshold)
             .collect();
-        // Put the spies back, and keep only the reliable negatives as the background.
-        self.forget_background_sample();
+        order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(a.cmp(&b)));
+        loop {
+            self.forget_background_sample();
+            for &i in &order {
+                let (_, url, counts) = &unlabelled[i];
+                self.add_counts(BACKGROUND, url, counts, true)?;
+            }
+            if order.is_empty() {
+                break;
+            }
+            let c = self.classifier();
+            let lost = (spies.iter())
+                .filter(|(_, _, counts)| {
+                    let p: Vec<(&str, u32)> =
+                        counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
+                    c.verdict(&c.log_probs_counts(&p, &mut scratch)).background >= 0.5
+                })
+                .count();
+            report.spies_lost = lost as f64 / spies.len() as f64;
+            if report.spies_lost <= opts.spy_noise {
+                break;
+            }
+            order.truncate(order.len() / 2);
+        }
+        report.background = order.len();
+        // Put the spies back.
         for (url, topic, counts) in &spies {
             self.add_counts(*topic, url, counts, false)?;
-        }
-        for ((_, url, counts), _) in unlabelled.iter().zip(&negatives).filter(|(_, &n)| n) {
-            self.add_counts(BACKGROUND, url, counts, true)?;
-            report.background += 1;
         }
         Ok(report)
     }

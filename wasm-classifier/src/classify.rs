@@ -3,11 +3,11 @@
 //! R(d) = Σ Pr[g|d] over the maximal good topics g.
 
 use crate::taxonomy::{Taxonomy, TopicId, BACKGROUND, BACKGROUND_PATH, ROOT};
-use std::collections::BTreeMap;
 use crate::text::Tokenizer;
 use crate::train::NodeModel;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
@@ -325,9 +325,7 @@ impl Classifier {
                 best = s;
             }
         }
-        let log_background = self
-            .background_slot
-            .map_or(f64::NEG_INFINITY, |b| log_p[b]);
+        let log_background = self.background_slot.map_or(f64::NEG_INFINITY, |b| log_p[b]);
         let none = log_background > log_p[best];
         let mut chain = vec![best];
         while *chain.last().unwrap_or(&0) != 0 {

@@ -274,7 +274,10 @@ impl Model {
     fn apply_example(&mut self, e: &Example, add: bool) {
         if e.topic == BACKGROUND {
             // The background hangs under the root: only the root's classifier changes.
-            self.stats.entry(BACKGROUND).or_default().apply(&e.terms, add);
+            self.stats
+                .entry(BACKGROUND)
+                .or_default()
+                .apply(&e.terms, add);
             self.dirty.insert(ROOT);
             self.compiled = None;
             return;

@@ -119,6 +119,12 @@ impl ForagerModel {
         self.model.add_example(topic, url, text).map_err(js_err)
     }
 
+    /// Marks a page as about none of the user's topics (a background example).
+    #[wasm_bindgen(js_name = markNotRelevant)]
+    pub fn mark_not_relevant(&mut self, url: &str, text: &str) -> Result<bool, JsError> {
+        self.model.mark_not_relevant(url, text).map_err(js_err)
+    }
+
     /// Removes the example with this URL.
     #[wasm_bindgen(js_name = removeExample)]
     pub fn remove_example(&mut self, url: &str) -> Result<(), JsError> {

@@ -7,10 +7,24 @@ use forager_classifier::{
 };
 
 const SKY: &[&str] = &[
-    "telescope", "orbit", "nebula", "comet", "galaxy", "eyepiece", "planet", "star",
+    "telescope",
+    "orbit",
+    "nebula",
+    "comet",
+    "galaxy",
+    "eyepiece",
+    "planet",
+    "star",
 ];
 const GARDEN: &[&str] = &[
-    "compost", "seedling", "pruning", "mulch", "tomato", "flowerbed", "soil", "weeding",
+    "compost",
+    "seedling",
+    "pruning",
+    "mulch",
+    "tomato",
+    "flowerbed",
+    "soil",
+    "weeding",
 ];
 /// Off-taxonomy pages: software libraries, sharing a few words with both topics.
 const CODE: &[&str] = &[
@@ -98,7 +112,10 @@ fn learns_the_background_from_unlabelled_pages_and_keeps_the_topics() {
     // A crawl's neighbourhood: on-topic pages and a larger off-taxonomy cluster.
     let mut docs = Vec::new();
     for i in 0..40 {
-        docs.push((format!("http://sky2.test/{i}"), page(SKY, GARDEN, 1000 + i, 70)));
+        docs.push((
+            format!("http://sky2.test/{i}"),
+            page(SKY, GARDEN, 1000 + i, 70),
+        ));
     }
     for i in 0..120 {
         docs.push((format!("http://lib.test/{i}"), code_page(2000 + i)));
@@ -127,12 +144,19 @@ fn learns_the_background_from_unlabelled_pages_and_keeps_the_topics() {
     let mut s = Scratch::new();
     let c = m.classifier();
     let fresh_code = c.classify(&code_page(9999), &mut s);
-    assert!(fresh_code.none && fresh_code.relevance < 0.5, "{fresh_code:?}");
+    assert!(
+        fresh_code.none && fresh_code.relevance < 0.5,
+        "{fresh_code:?}"
+    );
     let fresh_sky = c.classify(&page(SKY, GARDEN, 4242, 70), &mut s);
-    assert!(!fresh_sky.none && fresh_sky.relevance > 0.9, "{fresh_sky:?}");
+    assert!(
+        !fresh_sky.none && fresh_sky.relevance > 0.9,
+        "{fresh_sky:?}"
+    );
 
     // A second round replaces the sample; forgetting it keeps the user's marks.
-    m.mark_not_relevant("http://x.test/", &code_page(5)).unwrap();
+    m.mark_not_relevant("http://x.test/", &code_page(5))
+        .unwrap();
     assert_eq!(m.forget_background_sample(), r.background);
     assert_eq!(m.background_counts(), (1, 0));
 }
@@ -152,7 +176,8 @@ fn too_few_unlabelled_pages_learn_nothing() {
 #[test]
 fn native_and_counts_paths_agree() {
     let (mut m, _, _) = model();
-    m.mark_not_relevant("http://lib.test/a", &code_page(3)).unwrap();
+    m.mark_not_relevant("http://lib.test/a", &code_page(3))
+        .unwrap();
     let c = m.classifier();
     let text = page(SKY, CODE, 77, 90);
     let counts = m.tokenizer().counts(&text);

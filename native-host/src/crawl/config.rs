@@ -140,6 +140,78 @@ pub struct CrawlConfig {
     pub revisit_share: f64,
     /// A page is revisited no sooner than this after its last fetch.
     pub revisit_after: Duration,
+    /// Open-world relevance: learn "none of the topics" from the crawl's own pages (soft and
+    /// hard focus; `None` keeps the classifier's closed world).
+    pub open_world: Option<OpenWorldConfig>,
+    /// A new judge sent here (after the user marks a page "not relevant", say) replaces the
+    /// crawl's: fetched pages are re-judged and the frontier re-scored.
+    pub judge_updates: Option<tokio::sync::watch::Receiver<Judge>>,
+}
+
+/// What judges a crawl's pages: the classifier, and the pages the user marked not relevant
+/// (their relevance is 0 whatever the classifier says; their text also taught the classifier's
+/// background, so pages like them score low too).
+#[derive(Clone, Debug)]
+pub struct Judge {
+    /// The compiled classifier.
+    pub classifier: Arc<forager_classifier::Classifier>,
+    /// URLs marked not relevant.
+    pub not_relevant: Arc<std::collections::HashSet<String>>,
+}
+
+impl Judge {
+    /// The judge of `model` as it stands.
+    pub fn of(model: &mut forager_classifier::Model) -> Self {
+        Judge {
+            classifier: model.classifier(),
+            not_relevant: Arc::new(model.not_relevant_urls().into_iter().collect()),
+        }
+    }
+
+    /// R(d), ln R(d) and the best leaf of the page at `url` with main text `text`.
+    pub fn judge(
+        &self,
+        url: &str,
+        text: &str,
+        scratch: &mut forager_classifier::Scratch,
+    ) -> forager_classifier::Classification {
+        let mut v = self.classifier.classify(text, scratch);
+        if self.not_relevant.contains(url) {
+            v.relevance = 0.0;
+            v.log_relevance = f64::NEG_INFINITY;
+            v.hard_focus = false;
+            v.none = true;
+        }
+        v
+    }
+}
+
+/// Fetched pages after which the crawl first learns its background; it learns again each time
+/// the count doubles. A few hundred pages around the seeds are enough to tell the topics'
+/// vocabulary from their neighbourhood's, and doubling keeps the total re-judging work at
+/// about twice one pass over the crawl.
+pub const DEFAULT_OPEN_WORLD_FIRST: u64 = 100;
+
+/// How a crawl learns the background (see `forager_classifier::background`).
+#[derive(Clone, Debug)]
+pub struct OpenWorldConfig {
+    /// The model the crawl's classifier came from; the learned background is added to a copy.
+    pub model: forager_classifier::Model,
+    /// Learn first after this many fetched pages, then at every doubling.
+    pub first: u64,
+    /// The spy technique's parameters.
+    pub options: forager_classifier::BackgroundOptions,
+}
+
+impl OpenWorldConfig {
+    /// Open-world learning for `model` with the default schedule.
+    pub fn new(model: forager_classifier::Model) -> Self {
+        OpenWorldConfig {
+            model,
+            first: DEFAULT_OPEN_WORLD_FIRST,
+            options: Default::default(),
+        }
+    }
 }
 
 /// Fetched pages before a learning apprentice guides the crawl. The 2002 paper collected
@@ -202,6 +274,8 @@ impl Default for CrawlConfig {
             progress_every: Duration::from_secs(1),
             revisit_share: 0.0,
             revisit_after: Duration::from_secs(3600),
+            open_world: None,
+            judge_updates: None,
         }
     }
 }

@@ -17,10 +17,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Semaphore};
 
 mod config;
+mod open_world;
 
 pub use config::{
-    ApprenticeConfig, CrawlConfig, Mode, Query, SharkParams, DEFAULT_APPRENTICE_WARMUP,
-    DEFAULT_TEMPLATE_WEIGHT,
+    ApprenticeConfig, CrawlConfig, Judge, Mode, OpenWorldConfig, Query, SharkParams,
+    DEFAULT_APPRENTICE_WARMUP, DEFAULT_OPEN_WORLD_FIRST, DEFAULT_TEMPLATE_WEIGHT,
 };
 
 /// A snapshot of a running or finished crawl.
@@ -46,6 +47,12 @@ pub struct Progress {
     pub apprentice_retrains: u64,
     /// Distillations so far in this run.
     pub distillations: u64,
+    /// Times the crawl re-judged its pages with a classifier changed by the user.
+    pub rejudged: u64,
+    /// Background learnings (open world) so far in this run.
+    pub background_rounds: u64,
+    /// Pages in the crawl classifier's background after the last learning.
+    pub background_pages: usize,
     /// Revisits made in this run (maintenance mode).
     pub revisits: u64,
     /// Revisited pages whose content had changed.
@@ -70,7 +77,8 @@ pub enum StopReason {
 struct Shared {
     fetcher: Fetcher,
     robots: RobotsCache,
-    classifier: Arc<Classifier>,
+    /// The judge as of the last background learning or user mark, read by the fetch workers.
+    judge: RwLock<Judge>,
     config: CrawlConfig,
     next_slot: Mutex<HashMap<String, Instant>>,
     per_host: Mutex<HashMap<String, u64>>,
@@ -173,14 +181,15 @@ async fn fetch_work(sh: Arc<Shared>, w: Work) -> Outcome {
     let depth = w.depth;
     let parent_score = w.score;
     let oid = w.oid;
+    let work_url = w.url;
     let job = tokio::task::spawn_blocking(move || {
+        let judge = sh2.judge.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let classifier = judge.classifier.clone();
         let html = resp.text();
         let base = url::Url::parse(&resp.final_url).unwrap_or(url);
         let page = parse_page(&html, &base);
-        let verdict = SCRATCH.with(|s| {
-            sh2.classifier
-                .classify(&page.text.text, &mut s.borrow_mut())
-        });
+        let verdict =
+            SCRATCH.with(|s| judge.judge(&work_url, &page.text.text, &mut s.borrow_mut()));
         let follow = !page.meta_nofollow
             && match sh2.config.mode {
                 Mode::Hard => verdict.hard_focus,
@@ -195,10 +204,10 @@ async fn fetch_work(sh: Arc<Shared>, w: Work) -> Outcome {
                 .read()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone();
-            let leaves = LeafTokens::new(sh2.classifier.tokenizer(), &page.leaves);
+            let leaves = LeafTokens::new(classifier.tokenizer(), &page.leaves);
             (cfg.d_max, a, leaves)
         });
-        let tok = sh2.classifier.tokenizer();
+        let tok = classifier.tokenizer();
         let (query, shark) = (&sh2.config.query, sh2.config.shark);
         let page_sim = match sh2.config.mode {
             Mode::BestFirst | Mode::Shark => query.cosine(tok, &page.text.text),
@@ -228,7 +237,7 @@ async fn fetch_work(sh: Arc<Shared>, w: Work) -> Outcome {
                 let features = apprentice.as_ref().map(|(d_max, _, leaves)| {
                     let anchor_class = (!l.anchor.is_empty()).then(|| {
                         SCRATCH.with(|sc| {
-                            sh2.classifier
+                            classifier
                                 .classify(&l.anchor, &mut sc.borrow_mut())
                                 .best_leaf
                         })
@@ -265,7 +274,13 @@ async fn fetch_work(sh: Arc<Shared>, w: Work) -> Outcome {
                         shark.gamma * inherited + (1.0 - shark.gamma) * neighbourhood
                     }
                 };
+                let weight = if l.boilerplate {
+                    sh2.config.template_weight
+                } else {
+                    1.0
+                };
                 links.push(NewUrl {
+                    weight,
                     host: l.url.host_str().unwrap_or("").to_owned(),
                     url: l.url.to_string(),
                     score,
@@ -335,7 +350,14 @@ pub async fn run(
     let sh = Arc::new(Shared {
         fetcher,
         robots: RobotsCache::new(crate::robots::AGENT),
-        classifier,
+        judge: RwLock::new(Judge {
+            classifier,
+            not_relevant: config
+                .judge_updates
+                .as_ref()
+                .map(|rx| rx.borrow().not_relevant.clone())
+                .unwrap_or_default(),
+        }),
         config: config.clone(),
         next_slot: Mutex::default(),
         per_host: Mutex::default(),
@@ -347,6 +369,7 @@ pub async fn run(
                 .unwrap_or_default(),
         )),
     });
+    let mut open_world = open_world::Learner::new(config.open_world.clone(), config.mode);
     let mut since_retrain = 0u64;
     let mut since_distill = 0u64;
     let mut distilling: Option<tokio::task::JoinHandle<crate::distiller::Scores>> = None;
@@ -537,6 +560,29 @@ pub async fn run(
                     progress.apprentice_retrains += 1;
                 }
                 progress.apprentice_instances = learner.instances();
+            }
+            let updated = (config.judge_updates.as_mut())
+                .filter(|rx| rx.has_changed().unwrap_or(false))
+                .map(|rx| rx.borrow_and_update().clone());
+            if let Some(j) = updated {
+                // The user changed the model: judge everything again with it.
+                *sh.judge.write().unwrap_or_else(|p| p.into_inner()) = j.clone();
+                let frontier = !guiding;
+                blocking(&mut store, move |s| open_world::rejudge(s, &j, frontier)).await?;
+                progress.rejudged += 1;
+            }
+            if open_world.due(progress.fetched) {
+                let frontier = !guiding;
+                let marked = sh
+                    .judge
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .not_relevant
+                    .clone();
+                let (judge, report) = open_world.learn(&mut store, marked, frontier).await?;
+                *sh.judge.write().unwrap_or_else(|p| p.into_inner()) = judge;
+                progress.background_rounds += 1;
+                progress.background_pages = report.background;
             }
             since_distill += rec.fetched.len() as u64;
             if config.distill_every.is_some_and(|n| since_distill >= n) && distilling.is_none() {

@@ -87,6 +87,8 @@ impl Status {
 
 struct RunningCrawl {
     stop: Option<oneshot::Sender<()>>,
+    /// Sends the crawl the judge of an edited model (negative feedback).
+    judge: tokio::sync::watch::Sender<crate::crawl::Judge>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -213,6 +215,16 @@ impl Session {
                     .map_err(|e| e.to_string())?;
                 edited(self)
             }
+            Request::MarkNotRelevant { url, text, undo } => {
+                limit("url", &url, 4096)?;
+                if let Some(t) = &text {
+                    limit("text", t, MAX_TEXT)?;
+                }
+                self.mark_not_relevant(&url, text, undo)?;
+                let mut r = edited(self)?;
+                r["not_relevant"] = json!(self.model.not_relevant_urls());
+                Ok(r)
+            }
             Request::GetModel { offset } => {
                 let bytes = self.model.to_bytes();
                 let offset = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -273,6 +285,36 @@ impl Session {
                 Ok(json!({"pages": pages}))
             }
         }
+    }
+
+    /// Adds or removes a "not relevant" mark and hands a running crawl the new classifier.
+    fn mark_not_relevant(
+        &mut self,
+        url: &str,
+        text: Option<String>,
+        undo: bool,
+    ) -> Result<(), Refusal> {
+        if undo {
+            if !self.model.not_relevant_urls().iter().any(|u| u == url) {
+                return Err(format!("{url} is not marked not relevant"));
+            }
+            self.model.remove_example(url).map_err(|e| e.to_string())?;
+        } else {
+            let text = match text {
+                Some(t) => t,
+                None => read_only(&self.paths)
+                    .ok()
+                    .and_then(|c| crate::store::fetched_text_of(&c, url).ok().flatten())
+                    .ok_or_else(|| format!("{url} was not fetched by the crawl: send its text"))?,
+            };
+            self.model
+                .mark_not_relevant(url, &text)
+                .map_err(|e| e.to_string())?;
+        }
+        if let Some(c) = self.crawl.as_ref().filter(|c| !c.task.is_finished()) {
+            let _ = c.judge.send(crate::crawl::Judge::of(&mut self.model));
+        }
+        Ok(())
     }
 
     async fn start_crawl(&mut self, req: StartCrawl) -> Result<Value, Refusal> {
@@ -345,6 +387,12 @@ impl Session {
         let status = self.status.clone();
         let out = self.out.clone();
         let classifier = self.model.classifier();
+        let (judge_tx, judge_rx) =
+            tokio::sync::watch::channel(crate::crawl::Judge::of(&mut self.model));
+        let config = CrawlConfig {
+            judge_updates: Some(judge_rx),
+            ..config
+        };
         let paths = self.paths.clone();
         {
             let mut st = status.lock().unwrap_or_else(|p| p.into_inner());
@@ -395,6 +443,7 @@ impl Session {
         });
         self.crawl = Some(RunningCrawl {
             stop: Some(stop_tx),
+            judge: judge_tx,
             task,
         });
         Ok(json!({"started": true, "status": self.status()}))

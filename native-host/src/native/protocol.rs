@@ -58,6 +58,19 @@ pub enum Request {
         /// Its visible text.
         text: String,
     },
+    /// Marks a page as about none of the user's topics (a background example of the model), or
+    /// with `undo` removes that mark. Without `text`, the crawl's stored text of the page is
+    /// used. A running crawl re-judges its pages and frontier with the changed model.
+    MarkNotRelevant {
+        /// The page's URL.
+        url: String,
+        /// Its visible text, if the browser has it.
+        #[serde(default)]
+        text: Option<String>,
+        /// Remove the mark instead.
+        #[serde(default)]
+        undo: bool,
+    },
     /// A chunk of the model bytes.
     GetModel {
         /// Byte offset.

@@ -71,8 +71,8 @@ pub(super) fn enqueue(
     if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
         let fresh = tx
             .prepare_cached(
-                "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor, features)
-                 VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor, features, weight)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?
             .execute(params![
                 oid_src,
@@ -80,7 +80,8 @@ pub(super) fn enqueue(
                 sid_src,
                 sid,
                 anchor,
-                u.features.as_deref().map(features_to_blob)
+                u.features.as_deref().map(features_to_blob),
+                u.weight
             ])?;
         // The target is already fetched: the critic's verdict is known, train on it now.
         if let (1, true, Some(f)) = (fresh, known.fetched, &u.features) {

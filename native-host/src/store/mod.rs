@@ -5,10 +5,12 @@
 //! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
 
 mod frontier;
+mod judge;
 mod mining;
 
 use frontier::{enqueue, Caches, Known};
 
+pub use judge::fetched_text_of;
 pub use mining::{each_fetched_text, graph_of};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
@@ -64,8 +66,8 @@ CREATE INDEX IF NOT EXISTS frontier ON doc(num_tries ASC, relevance DESC, priori
 CREATE INDEX IF NOT EXISTS doc_fetch_seq ON doc(fetch_seq) WHERE fetch_seq IS NOT NULL;
 CREATE TABLE IF NOT EXISTS link(
   oid_src INTEGER NOT NULL, oid_dst INTEGER NOT NULL, sid_src INTEGER NOT NULL,
-  sid_dst INTEGER NOT NULL, anchor TEXT, features BLOB, PRIMARY KEY(oid_src, oid_dst))
-  WITHOUT ROWID;
+  sid_dst INTEGER NOT NULL, anchor TEXT, features BLOB, weight REAL NOT NULL DEFAULT 1,
+  PRIMARY KEY(oid_src, oid_dst)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS link_dst ON link(oid_dst);
 CREATE TABLE IF NOT EXISTS taxonomy(
   kcid INTEGER PRIMARY KEY, pcid INTEGER NOT NULL, kcname TEXT NOT NULL, path TEXT NOT NULL,
@@ -92,6 +94,10 @@ pub struct NewUrl {
     /// The apprentice's hashed features of the link (stored for training when both ends are
     /// fetched).
     pub features: Option<Vec<u32>>,
+    /// Share of the parent's relevance this link passes on (soft focus: 1 in the text, the
+    /// template weight in navigation boilerplate); kept to re-score the frontier when the
+    /// classifier changes.
+    pub weight: f64,
 }
 
 impl NewUrl {
@@ -104,6 +110,7 @@ impl NewUrl {
             depth: 0,
             via: None,
             features: None,
+            weight: 1.0,
         }
     }
 }
@@ -228,6 +235,10 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(SCHEMA)?;
+        if conn.prepare("SELECT weight FROM link LIMIT 0").is_err() {
+            // A database from before link weights: every link passed on the whole relevance.
+            conn.execute_batch("ALTER TABLE link ADD COLUMN weight REAL NOT NULL DEFAULT 1")?;
+        }
         let v: Option<i64> = conn
             .query_row("SELECT value FROM meta WHERE key='schema'", [], |r| {
                 r.get(0)
@@ -448,6 +459,7 @@ impl Store {
                     depth: 0,
                     via: None,
                     features: None,
+                    weight: 1.0,
                 };
                 enqueue(&tx, &mut self.caches, &alias, None, &mut instances)?;
                 tx.prepare_cached(
@@ -532,6 +544,7 @@ mod tests {
             depth: 0,
             via: None,
             features: None,
+            weight: 1.0,
         }
     }
 

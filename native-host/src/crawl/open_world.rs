@@ -1,0 +1,94 @@
+//! The crawl's open world: at a schedule of fetched-page counts, the background ("none of the
+//! topics") is learned afresh from the crawl's own pages with the spy technique, fetched pages
+//! are re-judged with the new classifier and the frontier re-scored from them.
+
+use super::{blocking, Judge, Mode, OpenWorldConfig};
+use crate::store::{fnv64, Store, StoreError};
+use forager_classifier::{BackgroundReport, Scratch};
+use std::collections::{BinaryHeap, HashSet};
+use std::sync::Arc;
+
+/// When and from what the crawl learns its background.
+pub(super) struct Learner {
+    config: Option<OpenWorldConfig>,
+    next: u64,
+}
+
+impl Learner {
+    /// A learner for `config`; only soft and hard focus use relevance to order the frontier.
+    pub(super) fn new(config: Option<OpenWorldConfig>, mode: Mode) -> Self {
+        let config = config.filter(|_| matches!(mode, Mode::Soft | Mode::Hard));
+        let next = config.as_ref().map_or(u64::MAX, |c| c.first.max(1));
+        Learner { config, next }
+    }
+
+    /// True when the crawl has fetched enough pages for the next round.
+    pub(super) fn due(&self, fetched: u64) -> bool {
+        self.config.is_some() && fetched >= self.next
+    }
+
+    /// Learns the background from the crawl's fetched pages, re-judges them and (when
+    /// `frontier`) re-scores the frontier; returns the new judge (with the user's `marked`).
+    pub(super) async fn learn(
+        &mut self,
+        store: &mut Option<Store>,
+        marked: Arc<HashSet<String>>,
+        frontier: bool,
+    ) -> Result<(Judge, BackgroundReport), StoreError> {
+        let Some(cfg) = self.config.clone() else {
+            return Err(StoreError::Schema("open world is off".into()));
+        };
+        blocking(store, move |s| {
+            let fetched = s.fetched()?.max(0) as u64;
+            let mut model = cfg.model;
+            let docs = sample_texts(s, cfg.options.max_docs)?;
+            let report = model
+                .learn_background(docs, &cfg.options)
+                .map_err(|e| StoreError::Schema(format!("background: {e}")))?;
+            let judge = Judge {
+                classifier: model.classifier(),
+                not_relevant: marked,
+            };
+            rejudge(s, &judge, frontier)?;
+            Ok((judge, report, fetched))
+        })
+        .await
+        .map(|(c, report, fetched)| {
+            self.next = fetched.saturating_mul(2).max(self.next + 1);
+            (c, report)
+        })
+    }
+}
+
+/// Re-judges the crawl's fetched pages with `judge` and, when `frontier`, re-scores the
+/// frontier from them.
+pub(super) fn rejudge(
+    s: &mut Store,
+    judge: &Judge,
+    frontier: bool,
+) -> Result<(usize, usize), StoreError> {
+    let mut scratch = Scratch::new();
+    s.rejudge(
+        |url, text| {
+            let v = judge.judge(url, text, &mut scratch);
+            (v.relevance, v.log_relevance, i64::from(v.best_leaf_id))
+        },
+        frontier,
+    )
+}
+
+/// Up to `max` fetched pages' (URL, text), the ones with the smallest URL hashes: a sample
+/// that does not depend on fetch order and holds only `max` texts in memory.
+fn sample_texts(s: &Store, max: usize) -> Result<Vec<(String, String)>, StoreError> {
+    let mut heap: BinaryHeap<(u64, String, String)> = BinaryHeap::new();
+    s.for_each_fetched_text(|url, text| {
+        let h = fnv64(url);
+        if heap.len() < max {
+            heap.push((h, url.to_owned(), text.to_owned()));
+        } else if heap.peek().is_some_and(|top| h < top.0) {
+            heap.pop();
+            heap.push((h, url.to_owned(), text.to_owned()));
+        }
+    })?;
+    Ok(heap.into_iter().map(|(_, u, t)| (u, t)).collect())
+}

@@ -1,0 +1,213 @@
+//! Open-world relevance in crawls: a "not relevant" mark re-judges a running crawl, the
+//! crawl can learn its background from its own pages, and the CLI's negative feedback.
+
+use forager::crawl::{self, CrawlConfig, Mode, OpenWorldConfig};
+use forager::fetch::FetchConfig;
+use forager::miniweb::MiniWeb;
+use forager::store::{NewUrl, Store};
+use std::path::Path;
+use std::time::Duration;
+
+mod common;
+use common::{forager, run, tmp};
+
+/// The generated web on disk, its astronomy task's model (good topic marked) and a server.
+async fn setup(dir: &Path) -> (MiniWeb, forager_classifier::Model, forager::serve::Server) {
+    let web_dir = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web_dir));
+    let web = MiniWeb::open(&web_dir).unwrap();
+    let (mut model, _) =
+        forager::training::from_miniweb(&web, Default::default(), Default::default()).unwrap();
+    model
+        .set_good_paths(&web.task("astronomy").unwrap().good)
+        .unwrap();
+    let server = forager::serve::start(web.clone(), ([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap();
+    (web, model, server)
+}
+
+fn open_store(db: &Path, web: &MiniWeb, model: &forager_classifier::Model) -> Store {
+    let mut store = Store::open(db).unwrap();
+    store.save_taxonomy(model).unwrap();
+    let seeds: Vec<NewUrl> = (web.task("astronomy").unwrap().seeds.iter())
+        .map(|u| NewUrl::seed(&forager::canon::parse(u).unwrap()))
+        .collect();
+    store.add_seeds(&seeds).unwrap();
+    store
+}
+
+fn relevance_of(db: &Path, url: &str) -> f64 {
+    Store::open_read_only(db)
+        .unwrap()
+        .query_row("SELECT relevance FROM doc WHERE url = ?1", [url], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mark_during_a_crawl_rejudges_its_pages() {
+    let dir = tmp("ow-mark");
+    let (web, mut model, server) = setup(&dir).await;
+    let db = dir.join("c.db");
+    let store = open_store(&db, &web, &model);
+    let (tx, rx) = tokio::sync::watch::channel(crawl::Judge::of(&mut model));
+    let config = CrawlConfig {
+        mode: Mode::Soft,
+        max_pages: Some(400),
+        concurrency: 4,
+        delay: Duration::ZERO,
+        progress_every: Duration::from_millis(5),
+        fetch: FetchConfig {
+            proxy: Some(server.proxy_url()),
+            ..FetchConfig::default()
+        },
+        judge_updates: Some(rx),
+        ..CrawlConfig::default()
+    };
+    // Once 100 pages are in, the user marks the most relevant fetched page not relevant.
+    let mut marked: Option<(String, f64)> = None;
+    let db2 = db.clone();
+    let (_, progress) = crawl::run(
+        store,
+        model.classifier(),
+        config,
+        std::future::pending(),
+        |p| {
+            if marked.is_some() || p.fetched < 100 {
+                return;
+            }
+            let conn = Store::open_read_only(&db2).unwrap();
+            let (url, r): (String, f64) = conn
+                .query_row(
+                    "SELECT url, relevance FROM doc WHERE status = 2 AND text IS NOT NULL
+                     ORDER BY relevance DESC, url LIMIT 1",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            let text = forager::store::fetched_text_of(&conn, &url)
+                .unwrap()
+                .unwrap();
+            model.mark_not_relevant(&url, &text).unwrap();
+            tx.send(crawl::Judge::of(&mut model)).unwrap();
+            marked = Some((url, r));
+        },
+    )
+    .await
+    .unwrap();
+    let (url, before) = marked.expect("the crawl reported progress past 100 pages");
+    assert!(before > 0.5, "the marked page was relevant: {before}");
+    assert_eq!(progress.rejudged, 1, "{progress:?}");
+    let after = relevance_of(&db, &url);
+    assert!(after < 0.5, "{url}: R {before} -> {after}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_world_crawl_learns_its_background_on_schedule() {
+    let dir = tmp("ow-learn");
+    let (web, model, server) = setup(&dir).await;
+    let db = dir.join("c.db");
+    let store = open_store(&db, &web, &model);
+    let config = CrawlConfig {
+        mode: Mode::Soft,
+        max_pages: Some(500),
+        delay: Duration::ZERO,
+        deterministic: true,
+        fetch: FetchConfig {
+            proxy: Some(server.proxy_url()),
+            ..FetchConfig::default()
+        },
+        open_world: Some(OpenWorldConfig::new(model.clone())),
+        ..CrawlConfig::default()
+    };
+    let (_, progress) = crawl::run(
+        store,
+        model.clone().classifier(),
+        config,
+        std::future::pending(),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    // At 100, 200 and 400 pages.
+    assert_eq!(progress.background_rounds, 3, "{progress:?}");
+    assert!(progress.background_pages > 0, "{progress:?}");
+    server.shutdown().await;
+}
+
+#[test]
+fn not_relevant_from_the_command_line() {
+    let dir = tmp("ow-cli");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let model = dir.join("m.fgm");
+    run(forager()
+        .arg("train")
+        .arg("--web")
+        .arg(&web)
+        .arg("--out")
+        .arg(&model));
+    // Pages about none of the topics: software release notes.
+    let page = |i: usize| {
+        let f = dir.join(format!("lib{i}.html"));
+        let words = "function library array package install release api method changelog";
+        let body: String = (0..40)
+            .map(|k| words.split(' ').nth((i + k * 3) % 9).unwrap())
+            .collect::<Vec<_>>()
+            .join(" ");
+        std::fs::write(
+            &f,
+            format!("<html><title>lib {i}</title><body><p>{body} star orbit</p></body></html>"),
+        )
+        .unwrap();
+        f
+    };
+    let classify = |f: &Path| -> serde_json::Value {
+        let out = run(forager()
+            .args([
+                "classify",
+                "--json",
+                "--good",
+                "/Science/Astronomy",
+                "--model",
+            ])
+            .arg(&model)
+            .arg(f));
+        serde_json::from_str(out.trim()).unwrap()
+    };
+    let probe = page(99);
+    let v = classify(&probe);
+    assert_eq!(v["none"], false, "{v}");
+    let files: Vec<_> = (0..6).map(page).collect();
+    let out = run(forager()
+        .args(["not-relevant", "--list", "--model"])
+        .arg(&model)
+        .args(&files));
+    assert_eq!(out.lines().count(), 6, "{out}");
+    let v = classify(&probe);
+    assert_eq!(v["none"], true, "{v}");
+    assert!(v["relevance"].as_f64().unwrap() < 0.5, "{v}");
+    let text = run(forager()
+        .args(["classify", "--model"])
+        .arg(&model)
+        .arg(&probe));
+    assert!(text.contains("none of your topics"), "{text}");
+    // Undo every mark: the model is as before.
+    let out = run(forager()
+        .args(["not-relevant", "--undo", "--list", "--model"])
+        .arg(&model)
+        .args(&files));
+    assert_eq!(out, "");
+    assert_eq!(classify(&probe)["none"], false);
+    let bad = forager()
+        .args(["not-relevant", "--undo", "--model"])
+        .arg(&model)
+        .arg("http://never.test/")
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not marked"));
+}
