@@ -14,14 +14,7 @@ fn gen_web(dir: &Path) -> PathBuf {
 #[test]
 fn train_then_classify_json() {
     let dir = tmp("train");
-    let web = gen_web(&dir);
-    let model = dir.join("m.fgm");
-    run(forager()
-        .arg("train")
-        .arg("--web")
-        .arg(&web)
-        .arg("--out")
-        .arg(&model));
+    let (web, model) = common::trained_web(&dir);
     // Pick a labelled page that is not an example.
     let labels = std::fs::read_to_string(web.join("labels.tsv")).unwrap();
     let examples = std::fs::read_to_string(web.join("examples.tsv")).unwrap();

@@ -141,15 +141,7 @@ async fn an_open_world_crawl_learns_its_background_on_schedule() {
 #[test]
 fn not_relevant_from_the_command_line() {
     let dir = tmp("ow-cli");
-    let web = dir.join("web");
-    run(forager().args(["gen-web", "--out"]).arg(&web));
-    let model = dir.join("m.fgm");
-    run(forager()
-        .arg("train")
-        .arg("--web")
-        .arg(&web)
-        .arg("--out")
-        .arg(&model));
+    let (_, model) = common::trained_web(&dir);
     // Pages about none of the topics: software release notes.
     let page = |i: usize| {
         let f = dir.join(format!("lib{i}.html"));

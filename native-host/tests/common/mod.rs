@@ -27,3 +27,17 @@ pub fn run(cmd: &mut Command) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Writes the generated web to `dir/web` and trains a model on it at `dir/m.fgm`.
+pub fn trained_web(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let model = dir.join("m.fgm");
+    run(forager()
+        .arg("train")
+        .arg("--web")
+        .arg(&web)
+        .arg("--out")
+        .arg(&model));
+    (web, model)
+}
