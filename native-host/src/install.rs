@@ -49,18 +49,22 @@ pub fn extension_id_from_manifest(path: &Path) -> Result<String, String> {
     extension_id_from_key(key).ok_or_else(|| format!("{}: bad \"key\"", path.display()))
 }
 
+/// A path from the environment variable `name`, treating an empty value as unset (the XDG
+/// Base Directory rule); with `absolute`, a relative value is ignored too, as XDG requires.
+pub fn env_path(name: &str, absolute: bool) -> Option<PathBuf> {
+    let v = PathBuf::from(std::env::var_os(name)?);
+    let usable = !v.as_os_str().is_empty() && (!absolute || v.is_absolute());
+    usable.then_some(v)
+}
+
 /// The directory `browser` reads host manifests from; `user_data_dir` for a custom Chromium
 /// or Chrome profile (`--user-data-dir`), else the per-user default.
 pub fn manifest_dir(browser: Browser, user_data_dir: Option<&Path>) -> Result<PathBuf, String> {
     if let (Some(u), Browser::Chromium | Browser::Chrome) = (user_data_dir, browser) {
         return Ok(u.join("NativeMessagingHosts"));
     }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .ok_or("HOME is not set")?;
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home.join(".config"));
+    let home = env_path("HOME", true).ok_or("HOME is not set to an absolute path")?;
+    let config = env_path("XDG_CONFIG_HOME", true).unwrap_or_else(|| home.join(".config"));
     Ok(match browser {
         Browser::Chromium => config.join("chromium/NativeMessagingHosts"),
         Browser::Chrome => config.join("google-chrome/NativeMessagingHosts"),

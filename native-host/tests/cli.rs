@@ -269,3 +269,58 @@ fn demo_runs_on_the_embedded_default() {
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("<svg") && html.contains("Top hubs"));
 }
+
+/// Empty XDG and FORAGER_HOME variables count as unset: nothing is written relative to the
+/// current directory (issue #15, defect 10).
+#[test]
+fn empty_environment_variables_count_as_unset() {
+    let dir = tmp("empty-env");
+    let home = dir.join("home");
+    let cwd = dir.join("cwd");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
+    run(forager()
+        .args(["install", "--browser", "chromium"])
+        .args(["--extension-id", "abcdefghijklmnopabcdefghijklmnop"])
+        .current_dir(&cwd)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", ""));
+    assert!(home
+        .join(".config/chromium/NativeMessagingHosts/org.forager.host.json")
+        .exists());
+    // The host's data directory: `starter-model` writes nothing, so ask the host itself.
+    let mut host = forager()
+        .arg("chrome-extension://abcdefghijklmnopabcdefghijklmnop/")
+        .current_dir(&cwd)
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", "")
+        .env("FORAGER_HOME", "")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::{Read, Write};
+        let body = br#"{"id":1,"type":"hello","version":1}"#;
+        let stdin = host.stdin.as_mut().unwrap();
+        stdin.write_all(&(body.len() as u32).to_ne_bytes()).unwrap();
+        stdin.write_all(body).unwrap();
+        let edit = br#"{"id":2,"type":"add_topic","parent":0,"name":"EnvTest"}"#;
+        stdin.write_all(&(edit.len() as u32).to_ne_bytes()).unwrap();
+        stdin.write_all(edit).unwrap();
+        stdin.flush().unwrap();
+        let out = host.stdout.as_mut().unwrap();
+        for _ in 0..2 {
+            let mut len = [0u8; 4];
+            out.read_exact(&mut len).unwrap();
+            let mut b = vec![0u8; u32::from_ne_bytes(len) as usize];
+            out.read_exact(&mut b).unwrap();
+        }
+    }
+    drop(host.stdin.take());
+    host.wait().unwrap();
+    let entries: Vec<_> = std::fs::read_dir(&cwd).unwrap().collect();
+    assert!(entries.is_empty(), "files written in the current directory");
+    assert!(home.join(".local/share/forager/model.fgm").exists());
+}

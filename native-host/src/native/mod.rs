@@ -35,14 +35,13 @@ pub struct HostPaths {
 }
 
 impl HostPaths {
-    /// `$FORAGER_HOME`, else `$XDG_DATA_HOME/forager`, else `~/.local/share/forager`.
+    /// `$FORAGER_HOME`, else `$XDG_DATA_HOME/forager`, else `~/.local/share/forager`; empty
+    /// (and, for the XDG and HOME variables, relative) values count as unset.
     pub fn from_env() -> Self {
-        let dir = std::env::var_os("FORAGER_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("forager")))
-            .or_else(|| {
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/forager"))
-            })
+        use crate::install::env_path;
+        let dir = env_path("FORAGER_HOME", false)
+            .or_else(|| env_path("XDG_DATA_HOME", true).map(|d| d.join("forager")))
+            .or_else(|| env_path("HOME", true).map(|h| h.join(".local/share/forager")))
             .unwrap_or_else(|| PathBuf::from("forager-data"));
         HostPaths { dir }
     }
