@@ -168,7 +168,8 @@ impl Judge {
         }
     }
 
-    /// R(d), ln R(d) and the best leaf of the page at `url` with main text `text`.
+    /// The classifier's verdict on the page at `url` with main text `text`; a page the user
+    /// marked not relevant gets relevance 0 and `none`.
     pub fn judge(
         &self,
         url: &str,
