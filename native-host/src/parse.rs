@@ -14,6 +14,9 @@
 //! same visible part: every non-blank text node, and every element without children (an
 //! `<img>`, a `<br>`), which is a leaf without text.
 
+mod depth;
+
+pub use depth::{cap_depth, MAX_DEPTH};
 use ego_tree::NodeRef;
 use scraper::{Html, Node, Selector};
 use std::collections::HashSet;
@@ -241,18 +244,31 @@ fn walk(doc: &Html) -> (String, Vec<String>, Vec<RawLink<'_>>) {
     (text, leaves, links)
 }
 
+/// Longest title kept, in characters: titles are shown and stored, never megabytes.
+pub const MAX_TITLE: usize = 500;
+
 fn title(doc: &Html) -> String {
     let mut t = String::new();
     if let Some(e) = doc.select(&TITLE).next() {
-        push_collapsed(&mut t, &e.text().collect::<String>());
+        let mut raw = String::new();
+        for piece in e.text() {
+            raw.push_str(piece);
+            if raw.len() > MAX_TITLE * 8 {
+                break;
+            }
+        }
+        push_collapsed(&mut t, &raw);
     }
-    t
+    match t.char_indices().nth(MAX_TITLE) {
+        Some((i, _)) => t[..i].to_owned(),
+        None => t,
+    }
 }
 
 /// Extracts the title and visible text of an HTML document (any input parses; html5ever
 /// repairs malformed markup the way browsers do).
 pub fn page_text(html: &str) -> PageText {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&cap_depth(html));
     PageText {
         title: title(&doc),
         text: walk(&doc).0,
@@ -262,7 +278,7 @@ pub fn page_text(html: &str) -> PageText {
 /// Parses a fetched page: text, leaves, outlinks resolved against `<base href>` or
 /// `page_url`, and the robots meta directives.
 pub fn parse_page(html: &str, page_url: &url::Url) -> ParsedPage {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&cap_depth(html));
     let (text, leaves, raw) = walk(&doc);
     let mut out = ParsedPage {
         text: PageText {
@@ -319,6 +335,8 @@ mod tests {
              <body><p>One\n two</p><script>var a;</script><noscript>no</noscript>three</body></html>",
         );
         assert_eq!(p.title, "Hi there");
+        let long = format!("<title>{}</title><p>x</p>", "é".repeat(1_500_000));
+        assert_eq!(page_text(&long).title.chars().count(), MAX_TITLE);
         assert_eq!(p.text, "One two three");
     }
 

@@ -178,7 +178,8 @@ fn respond(
                <a href="/br-bomb">13</a> <a href="/octet">14</a> <a href="/untyped">15</a>
                <a href="/lying-charset">16</a> <a href="/binary">17</a> <a href="/nested">18</a>
                <a href="/malformed">19</a> <a href="/many-links">20</a>
-               <a href="/private/secret">21</a> <a href="/ok">22</a>"#,
+               <a href="/private/secret">21</a> <a href="/ok">22</a>
+               <a href="/nested-2mb">23</a>"#,
         )),
         "/ok" => h(page("fine")),
         "/hang" => reply(
@@ -269,6 +270,12 @@ fn respond(
             "<div><span>".repeat(20_000),
             "</span></div>".repeat(10)
         )),
+        // 2 MB of nested divs: html5ever alone spends minutes on this (quadratic in depth).
+        "/nested-2mb" => h(format!(
+            "<html><body>{}<a href=\"/ok\">deep link</a>{}</body></html>",
+            "<div>".repeat(400_000),
+            "</div>".repeat(10)
+        )),
         "/malformed" => h(
             "<html><<<body><a href='/ok'>x</a><a href=\"/ok\"<<p></td></table>\u{0}</div></html"
                 .to_string(),
@@ -320,6 +327,7 @@ async fn a_crawl_survives_a_hostile_web() {
     let crawl = tokio::task::spawn_blocking(move || {
         let mut cmd = forager();
         cmd.args(["crawl", "--mode", "bfs", "--delay", "0", "--timeout", "1"])
+            .args(["--host-backoff", "0.2"])
             .args([
                 "--max-pages-per-host",
                 "300",
@@ -354,6 +362,15 @@ async fn a_crawl_survives_a_hostile_web() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(u64::MAX);
     assert!(rss < 300, "peak RSS {rss} MB");
+    // CPU stayed bounded despite the 2 MB nested page (it alone took minutes before depth was
+    // capped).
+    let cpu: f64 = last
+        .split("cpu ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(f64::MAX);
+    assert!(cpu < 60.0, "crawl used {cpu} s of CPU");
     let conn = forager::store::Store::open_read_only(&db).unwrap();
     let kinds: Vec<String> = conn
         .prepare("SELECT DISTINCT error FROM doc WHERE error IS NOT NULL")
