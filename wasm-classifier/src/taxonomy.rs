@@ -48,6 +48,11 @@ impl Default for Taxonomy {
     }
 }
 
+/// Most topics an edit may leave (the whole taxonomy must fit in one reply to the browser).
+pub const MAX_TOPICS: usize = 500;
+/// Longest topic path an edit may leave, in bytes.
+pub const MAX_PATH_BYTES: usize = 512;
+
 fn check_name(name: &str) -> Result<()> {
     if name.is_empty() || name.contains('/') || name.len() > 200 {
         return Err(Error::InvalidEdit(format!(
@@ -219,8 +224,40 @@ impl Taxonomy {
         Ok(cur)
     }
 
+    /// Applies an edit only if the taxonomy stays within [`MAX_TOPICS`] and
+    /// [`MAX_PATH_BYTES`], so that nothing is applied that cannot be shown.
+    fn within_limits<T>(&mut self, edit: impl FnOnce(&mut Taxonomy) -> Result<T>) -> Result<T> {
+        let mut next = self.clone();
+        let r = edit(&mut next)?;
+        if next.topics.len() > MAX_TOPICS + 1 && next.topics.len() > self.topics.len() {
+            return Err(Error::InvalidEdit(format!(
+                "a taxonomy holds at most {MAX_TOPICS} topics"
+            )));
+        }
+        let longest = |t: &Taxonomy| {
+            t.topics
+                .keys()
+                .filter_map(|&id| t.path(id).ok())
+                .map(|p| p.len())
+                .max()
+                .unwrap_or(0)
+        };
+        let after = longest(&next);
+        if after > MAX_PATH_BYTES && after > longest(self) {
+            return Err(Error::InvalidEdit(format!(
+                "topic paths may be at most {MAX_PATH_BYTES} bytes (this edit makes one {after})"
+            )));
+        }
+        *self = next;
+        Ok(r)
+    }
+
     /// Adds a topic under `parent` and returns its id.
     pub fn add(&mut self, parent: TopicId, name: &str, title: &str) -> Result<TopicId> {
+        self.within_limits(|t| t.add_unchecked(parent, name, title))
+    }
+
+    fn add_unchecked(&mut self, parent: TopicId, name: &str, title: &str) -> Result<TopicId> {
         check_name(name)?;
         self.get(parent)?;
         if self.find_child(parent, name).is_some() {
@@ -275,6 +312,10 @@ impl Taxonomy {
 
     /// Renames a topic (its path segment) and sets its title.
     pub fn rename(&mut self, id: TopicId, name: &str, title: &str) -> Result<()> {
+        self.within_limits(|t| t.rename_unchecked(id, name, title))
+    }
+
+    fn rename_unchecked(&mut self, id: TopicId, name: &str, title: &str) -> Result<()> {
         if id == ROOT {
             return Err(Error::InvalidEdit("the root cannot be renamed".into()));
         }
@@ -294,6 +335,10 @@ impl Taxonomy {
 
     /// Moves a topic (with its subtree) under a new parent.
     pub fn move_to(&mut self, id: TopicId, new_parent: TopicId) -> Result<()> {
+        self.within_limits(|t| t.move_unchecked(id, new_parent))
+    }
+
+    fn move_unchecked(&mut self, id: TopicId, new_parent: TopicId) -> Result<()> {
         if id == ROOT {
             return Err(Error::InvalidEdit("the root cannot be moved".into()));
         }
@@ -427,5 +472,28 @@ mod tests {
         let mut list: Vec<Topic> = sample().topics().cloned().collect();
         list[1].parent = 2; // A under A1, A1 under A
         assert!(Taxonomy::from_topics(list).is_err());
+    }
+
+    #[test]
+    fn edits_past_the_size_limits_are_refused_and_change_nothing() {
+        let mut t = Taxonomy::new("root");
+        for i in 0..MAX_TOPICS {
+            t.add(ROOT, &format!("t{i}"), "").unwrap();
+        }
+        let before = t.topics().count();
+        let e = t.add(ROOT, "one-too-many", "").unwrap_err();
+        assert!(e.to_string().contains("at most"), "{e}");
+        assert_eq!(t.topics().count(), before);
+        // A chain of long names: the edit that makes a path too long is refused whole.
+        let mut t = Taxonomy::new("root");
+        let name = "n".repeat(200);
+        let top = t.add(ROOT, &name, "").unwrap();
+        let parent = t.add(top, &name, "").unwrap();
+        assert!(t.add(parent, &name, "").is_err());
+        let short = t.add(ROOT, "short", "").unwrap();
+        assert!(t.move_to(top, short).is_ok(), "under the limit still moves");
+        let deep = t.find(&format!("/short/{name}/{name}")).unwrap();
+        assert!(t.rename(short, &"s".repeat(200), "").is_err());
+        assert_eq!(t.path(deep).unwrap(), format!("/short/{name}/{name}"));
     }
 }
