@@ -1,7 +1,10 @@
 //! Fetching pages over HTTP(S): timeouts, a body-size cap, recorded redirects, proxies, and
 //! charset decoding (crawling-the-web-2004 §2.2).
 
+use crate::address::{PrivateAddress, Reach, Resolver};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use thiserror::Error;
@@ -24,6 +27,8 @@ pub struct FetchConfig {
     pub proxy: Option<String>,
     /// Requests in flight to one host at once (politeness; also the idle connections kept).
     pub per_host_connections: usize,
+    /// Which local or private addresses may be reached (by default none).
+    pub reach: Reach,
 }
 
 impl Default for FetchConfig {
@@ -41,6 +46,7 @@ impl Default for FetchConfig {
             max_redirects: 5,
             proxy: None,
             per_host_connections: 2,
+            reach: Reach::default(),
         }
     }
 }
@@ -52,9 +58,18 @@ pub enum FetchError {
     /// The URL is not http(s) or does not parse.
     #[error("unsupported URL {0}")]
     BadUrl(String),
-    /// Connecting, sending or receiving failed (includes timeouts).
+    /// Sending or receiving failed after the connection was made.
     #[error("network error: {0}")]
     Network(String),
+    /// Connecting to the host failed (refused, unreachable).
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    /// The host name did not resolve.
+    #[error("name not resolved: {0}")]
+    Dns(String),
+    /// The proxy could not be reached: no fetch can succeed until it is back.
+    #[error("proxy unreachable: {0}")]
+    Proxy(String),
     /// The request took longer than allowed.
     #[error("timed out")]
     Timeout,
@@ -64,6 +79,15 @@ pub enum FetchError {
     /// The fetcher could not be built (bad proxy URL and the like).
     #[error("fetcher configuration: {0}")]
     Config(String),
+    /// The target is on a local or private address the crawl may not reach.
+    #[error("refused: {0} is on a local or private address")]
+    Private(String),
+    /// A redirect led to a URL its host's robots.txt disallows.
+    #[error("robots.txt disallows the redirect target {0}")]
+    Disallowed(String),
+    /// A redirect led to a host whose robots.txt cannot be read just now.
+    #[error("robots.txt of the redirect target {0} is unavailable")]
+    HopUnavailable(String),
 }
 
 impl FetchError {
@@ -72,9 +96,15 @@ impl FetchError {
         match self {
             FetchError::BadUrl(_) => "bad-url",
             FetchError::Network(_) => "network",
+            FetchError::Connect(_) => "connect",
+            FetchError::Dns(_) => "dns",
+            FetchError::Proxy(_) => "proxy",
             FetchError::Timeout => "timeout",
             FetchError::Redirect(_) => "redirect",
             FetchError::Config(_) => "config",
+            FetchError::Private(_) => "private-address",
+            FetchError::Disallowed(_) => "robots",
+            FetchError::HopUnavailable(_) => "robots-unavailable",
         }
     }
 }
@@ -148,6 +178,16 @@ fn sniff_meta_charset(head: &[u8]) -> Option<String> {
     (end > 0).then(|| rest[..end].to_owned())
 }
 
+/// Asked before each redirect hop is fetched (robots.txt of the target's host); an error ends
+/// the fetch with it.
+pub trait HopGate: Send + Sync {
+    /// Whether `url`, a redirect target, may be fetched.
+    fn allow<'a>(
+        &'a self,
+        url: &'a url::Url,
+    ) -> Pin<Box<dyn Future<Output = Result<(), FetchError>> + Send + 'a>>;
+}
+
 /// An HTTP client shared by all fetch workers.
 #[derive(Clone, Debug)]
 pub struct Fetcher {
@@ -155,12 +195,25 @@ pub struct Fetcher {
     config: FetchConfig,
     /// One semaphore per host bounds the requests in flight to it.
     hosts: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+    /// Where the fetcher may connect (also enforced by its resolver).
+    reach: Arc<Reach>,
 }
 
 impl Fetcher {
     /// Builds a fetcher; fails only on a bad proxy URL or TLS setup.
     pub fn new(config: FetchConfig) -> Result<Self, FetchError> {
+        let mut reach = config.reach.clone();
+        if let Some(p) = config
+            .proxy
+            .as_deref()
+            .and_then(|p| url::Url::parse(p).ok())
+        {
+            // The proxy is the user's choice, wherever it is.
+            reach.allow_seed(&p);
+        }
+        let reach = Arc::new(reach);
         let mut b = reqwest::Client::builder()
+            .dns_resolver(Arc::new(Resolver::new(reach.clone())))
             .user_agent(config.user_agent.clone())
             .connect_timeout(config.connect_timeout)
             .timeout(config.total_timeout)
@@ -181,6 +234,7 @@ impl Fetcher {
             client,
             config,
             hosts: Arc::default(),
+            reach,
         })
     }
 
@@ -191,11 +245,23 @@ impl Fetcher {
 
     /// Fetches `url`, following redirects up to the limit and recording each hop.
     pub async fn get(&self, url: &str) -> Result<Fetched, FetchError> {
+        self.get_via(url, None).await
+    }
+
+    /// Like [`Fetcher::get`], asking `gate` before following each redirect.
+    pub async fn get_via(
+        &self,
+        url: &str,
+        gate: Option<&dyn HopGate>,
+    ) -> Result<Fetched, FetchError> {
         let mut current = url::Url::parse(url).map_err(|_| FetchError::BadUrl(url.to_owned()))?;
         let mut redirects = Vec::new();
         loop {
             if !matches!(current.scheme(), "http" | "https") {
                 return Err(FetchError::BadUrl(current.to_string()));
+            }
+            if !self.reach.permits_literal(&current) {
+                return Err(FetchError::Private(current.to_string()));
             }
             let host = current.host_str().unwrap_or("").to_owned();
             let slot = {
@@ -214,7 +280,7 @@ impl Fetcher {
                 .get(current.clone())
                 .send()
                 .await
-                .map_err(net_err)?;
+                .map_err(|e| net_err(e, self.config.proxy.is_some()))?;
             let status = resp.status().as_u16();
             if resp.status().is_redirection() {
                 if let Some(loc) = resp
@@ -228,9 +294,15 @@ impl Fetcher {
                             self.config.max_redirects
                         )));
                     }
-                    let next = current
+                    let mut next = current
                         .join(loc)
                         .map_err(|_| FetchError::Redirect(format!("bad Location {loc:?}")))?;
+                    // Credentials in a Location are neither sent nor stored.
+                    let _ = next.set_username("");
+                    let _ = next.set_password(None);
+                    if let Some(g) = gate {
+                        g.allow(&next).await?;
+                    }
                     redirects.push(current.to_string());
                     current = next;
                     continue;
@@ -249,7 +321,7 @@ impl Fetcher {
                 .map(str::to_owned);
             let mut body = Vec::new();
             let mut truncated = false;
-            while let Some(chunk) = resp.chunk().await.map_err(net_err)? {
+            while let Some(chunk) = resp.chunk().await.map_err(|e| net_err(e, false))? {
                 let room = self.config.max_body - body.len();
                 if chunk.len() > room {
                     body.extend_from_slice(&chunk[..room]);
@@ -271,11 +343,47 @@ impl Fetcher {
     }
 }
 
-fn net_err(e: reqwest::Error) -> FetchError {
+/// Sorts a reqwest error by whose fault it is likely to be. With a proxy, a connection that
+/// fails at the socket (refused, reset, unreachable) is to the proxy; a tunnel the proxy could
+/// not open is the target's.
+fn net_err(e: reqwest::Error, proxied: bool) -> FetchError {
     if e.is_timeout() {
-        FetchError::Timeout
+        return FetchError::Timeout;
+    }
+    let mut chain = e.to_string();
+    let mut socket = false;
+    let mut src = std::error::Error::source(&e);
+    while let Some(s) = src {
+        if let Some(p) = s.downcast_ref::<PrivateAddress>() {
+            return FetchError::Private(p.0.clone());
+        }
+        chain.push_str(": ");
+        chain.push_str(&s.to_string());
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            socket |= matches!(
+                io.kind(),
+                K::ConnectionRefused
+                    | K::ConnectionReset
+                    | K::ConnectionAborted
+                    | K::AddrNotAvailable
+                    | K::NetworkUnreachable
+                    | K::HostUnreachable
+                    | K::NetworkDown
+            );
+        }
+        src = s.source();
+    }
+    if chain.contains("forager refuses private address") {
+        FetchError::Private(chain)
+    } else if !e.is_connect() {
+        FetchError::Network(chain)
+    } else if chain.contains("dns error") {
+        FetchError::Dns(chain)
+    } else if proxied && socket {
+        FetchError::Proxy(chain)
     } else {
-        FetchError::Network(e.to_string())
+        FetchError::Connect(chain)
     }
 }
 

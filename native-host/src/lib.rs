@@ -2,6 +2,7 @@
 //! native-messaging endpoint, behind the `forager` command (focused-crawling-1999 §4).
 
 pub mod accuracy;
+pub mod address;
 pub mod bookmarks;
 pub mod canon;
 pub mod crawl;
@@ -12,6 +13,7 @@ pub mod fetch;
 pub mod framing;
 pub mod install;
 pub mod miniweb;
+pub mod model_file;
 pub mod monitor;
 pub mod native;
 pub mod parse;

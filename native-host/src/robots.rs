@@ -3,7 +3,7 @@
 //! A 4xx answer means no rules (allow all); a 5xx or no answer means disallow all for now, and
 //! the host's URLs are retried later (the RFC's "unreachable" rule).
 
-use crate::fetch::Fetcher;
+use crate::fetch::{FetchError, Fetcher};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,7 +29,7 @@ struct Entry {
 }
 
 /// The verdict for one URL.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Debug)]
 pub enum Verdict {
     /// Fetch it, no sooner than this delay after the host's previous fetch.
     Allowed(Option<Duration>),
@@ -37,6 +37,9 @@ pub enum Verdict {
     Disallowed,
     /// robots.txt could not be read; try again later.
     Unavailable,
+    /// robots.txt could not be fetched just now, for this reason (the proxy's failures are
+    /// not cached: they say nothing about the host).
+    Unreachable(FetchError),
 }
 
 /// Per-host robots.txt cache shared by all fetch workers.
@@ -44,12 +47,13 @@ pub enum Verdict {
 pub struct RobotsCache {
     hosts: Arc<Mutex<HashMap<String, Arc<OnceCell<Entry>>>>>,
     agent: String,
+    unavailable_for: Duration,
 }
 
-/// How long an unreachable robots.txt blocks its host before it is asked again.
 /// The product token Forager's crawler obeys robots.txt groups for.
 pub const AGENT: &str = "Forager";
 
+/// How long an unreachable robots.txt blocks its host before it is asked again.
 const UNAVAILABLE_FOR: Duration = Duration::from_secs(600);
 /// How long fetched rules are trusted (RFC 9309 §2.4: no more than 24 hours).
 const RULES_FOR: Duration = Duration::from_secs(24 * 3600);
@@ -60,7 +64,15 @@ impl RobotsCache {
         RobotsCache {
             hosts: Arc::default(),
             agent: agent.to_owned(),
+            unavailable_for: UNAVAILABLE_FOR,
         }
+    }
+
+    /// Asks an unavailable robots.txt again after `d` (the crawl's host backoff, so that a
+    /// host's retry also retries its robots.txt).
+    pub fn retry_unavailable_after(mut self, d: Duration) -> Self {
+        self.unavailable_for = d;
+        self
     }
 
     /// The verdict for `url`, fetching the host's robots.txt once.
@@ -77,26 +89,37 @@ impl RobotsCache {
                 cell
             }
         };
-        let rules = cell
-            .get_or_init(|| async {
+        let mut failed = None;
+        let got = cell
+            .get_or_try_init(|| async {
                 let rules = match fetcher.get(&format!("{origin}/robots.txt")).await {
                     Ok(r) if r.status < 300 => match Robot::new(&self.agent, &r.body) {
                         Ok(robot) => Rules::Parsed(Box::new(robot)),
                         Err(_) => Rules::AllowAll,
                     },
                     Ok(r) if (400..500).contains(&r.status) => Rules::AllowAll,
-                    _ => Rules::Unavailable,
+                    Ok(_) => Rules::Unavailable,
+                    // Neither says anything about the host's robots.txt.
+                    Err(e @ (FetchError::Proxy(_) | FetchError::Private(_))) => return Err(e),
+                    Err(e) => {
+                        failed = Some(e);
+                        Rules::Unavailable
+                    }
                 };
                 let ttl = match rules {
-                    Rules::Unavailable => UNAVAILABLE_FOR,
+                    Rules::Unavailable => self.unavailable_for,
                     _ => RULES_FOR,
                 };
-                Entry {
+                Ok(Entry {
                     rules,
                     until: Instant::now() + ttl,
-                }
+                })
             })
             .await;
+        let rules = match (got, failed) {
+            (Err(e), _) | (Ok(_), Some(e)) => return Verdict::Unreachable(e),
+            (Ok(r), None) => r,
+        };
         match &rules.rules {
             Rules::AllowAll => Verdict::Allowed(None),
             Rules::Unavailable => Verdict::Unavailable,

@@ -132,6 +132,11 @@ fn fetcher() -> Fetcher {
     Fetcher::new(FetchConfig {
         max_body: 1 << 20,
         total_timeout: Duration::from_secs(10),
+        // The test server is on loopback.
+        reach: forager::address::Reach {
+            allow_private: true,
+            ..Default::default()
+        },
         ..FetchConfig::default()
     })
     .unwrap()
