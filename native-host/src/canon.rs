@@ -115,6 +115,20 @@ fn canonical(mut u: Url) -> Result<Url, Reject> {
     Ok(u)
 }
 
+/// Longest seed URL accepted, in bytes (what servers and sitemaps commonly allow).
+pub const MAX_SEED_LEN: usize = 2048;
+
+/// A seed URL the user gave, canonical, or why it cannot be one.
+pub fn seed(s: &str) -> Result<Url, String> {
+    if s.len() > MAX_SEED_LEN {
+        return Err(format!(
+            "seed URL of {} bytes is longer than {MAX_SEED_LEN}",
+            s.len()
+        ));
+    }
+    parse(s).map_err(|_| format!("not an http(s) URL: {s:?}"))
+}
+
 /// Checks a canonical URL against the trap limits.
 pub fn check_traps(u: &Url, limits: &TrapLimits) -> Result<(), Reject> {
     if u.as_str().len() > limits.max_url_len {

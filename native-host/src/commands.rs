@@ -98,6 +98,21 @@ pub(crate) struct CrawlArgs {
     /// Reproducible order: one fetch at a time, each recorded before the next checkout.
     #[arg(long)]
     deterministic: bool,
+    /// Put the URLs that failed back in the frontier, tries reset (after fixing a proxy, say).
+    #[arg(long)]
+    retry_failed: bool,
+    /// Seconds a failing host (or a failing proxy or network) waits before it is tried again;
+    /// the wait doubles with each failed retry.
+    #[arg(long, default_value_t = 10.0)]
+    host_backoff: f64,
+    /// Minutes the crawl keeps retrying while every fetch fails for the crawler's own reasons
+    /// (proxy, network) before it stops, its frontier intact.
+    #[arg(long, default_value_t = 30.0)]
+    give_up_after: f64,
+    /// Let links lead to loopback, private and link-local addresses (by default only the
+    /// seeds' own hosts there are fetched, so a page cannot steer the crawler at local services).
+    #[arg(long)]
+    allow_private: bool,
     /// Print progress as JSON lines on stdout.
     #[arg(long)]
     json: bool,
@@ -139,10 +154,19 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
     }
     let seeds: Vec<NewUrl> = seeds
         .iter()
-        .filter_map(|s| forager::canon::parse(s).ok())
-        .map(|u| NewUrl::seed(&u))
-        .collect();
+        .map(|s| forager::canon::seed(s).map(|u| NewUrl::seed(&u)))
+        .collect::<Result<_, _>>()
+        .map_err(anyhow::Error::msg)?;
     store.add_seeds(&seeds)?;
+    if a.retry_failed {
+        eprintln!("{} failed URLs back in the frontier", store.retry_failed()?);
+    }
+    if !(a.host_backoff.is_finite() && a.host_backoff > 0.0) {
+        bail!("--host-backoff must be a positive number of seconds");
+    }
+    if !(a.give_up_after.is_finite() && a.give_up_after > 0.0) {
+        bail!("--give-up-after must be a positive number of minutes");
+    }
     let classifier = model.classifier();
     let query = std::sync::Arc::new(forager::crawl::Query::from_model(&model));
     let open_world = a
@@ -191,6 +215,10 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
                 proxy,
                 total_timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(0.1, 3600.0)),
                 connect_timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(0.1, 10.0)),
+                reach: forager::address::Reach {
+                    allow_private: a.allow_private,
+                    ..Default::default()
+                },
                 ..FetchConfig::default()
             },
             fetch_log: a.fetch_log.clone(),
@@ -204,6 +232,11 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
             deterministic: a.deterministic,
             revisit_share: a.revisit_share,
             revisit_after: std::time::Duration::from_secs_f64(a.revisit_after.max(0.0)),
+            blame: forager::crawl::blame::BlameParams {
+                backoff: std::time::Duration::from_secs_f64(a.host_backoff.min(3600.0)),
+                give_up: std::time::Duration::from_secs_f64(a.give_up_after.min(1e6) * 60.0),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let stop = async {
@@ -225,13 +258,16 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
                 println!("{}", serde_json::to_string(p).unwrap_or_default());
             } else {
                 bar.set_position(p.fetched);
-                bar.set_message(format!(
-                    "{:.0} pages/s  frontier {}  relevance(last 100) {:.3}  errors {}",
-                    p.pages_per_sec,
-                    p.frontier,
-                    p.recent_relevance,
-                    p.errors.values().sum::<u64>()
-                ));
+                bar.set_message(match &p.paused {
+                    Some(why) => format!("PAUSED: {why}"),
+                    None => format!(
+                        "{:.0} pages/s  frontier {}  relevance(last 100) {:.3}  errors {}",
+                        p.pages_per_sec,
+                        p.frontier,
+                        p.recent_relevance,
+                        p.errors.values().sum::<u64>()
+                    ),
+                });
             }
         })
         .await?;
@@ -244,9 +280,12 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
         }
         let rss = forager::crawl::peak_rss().map_or("?".into(), |b| format!("{} MB", b >> 20));
         eprintln!(
-            "stopped: {reason:?}; fetched {} pages; frontier {}; peak RSS {rss}; errors {:?}",
-            p.fetched, p.frontier, p.errors
+            "stopped: {reason:?}; fetched {} pages; frontier {}; peak RSS {rss}; cpu {:.1} s; errors {:?}; deferred {:?}",
+            p.fetched, p.frontier, forager::crawl::cpu_seconds().unwrap_or(f64::NAN), p.errors, p.deferred
         );
+        if let Some(why) = &p.paused {
+            eprintln!("the crawl could not reach the web: {why}");
+        }
         if let Some(s) = server {
             s.shutdown().await;
         }
@@ -257,6 +296,11 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
 pub(crate) fn cmd_sql(db: &Path, query: &str, json: bool) -> Result<()> {
     let conn = forager::store::Store::open_read_only(db)?;
     let mut st = conn.prepare(query)?;
+    if !st.readonly() {
+        // The database is opened read-only, but some statements write elsewhere
+        // (`VACUUM INTO` makes a file): only statements SQLite calls read-only run.
+        bail!("forager sql runs read-only queries only");
+    }
     let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
     let mut rows = st.query([])?;
     let stdout = std::io::stdout();
@@ -415,6 +459,11 @@ pub(crate) fn cmd_not_relevant(a: NotRelevantArgs) -> Result<()> {
     };
     let fetcher = forager::fetch::Fetcher::new(FetchConfig {
         proxy: a.proxy.clone(),
+        // URLs the user named: wherever they are.
+        reach: forager::address::Reach {
+            allow_private: true,
+            ..Default::default()
+        },
         ..FetchConfig::default()
     })?;
     let rt = runtime()?;

@@ -146,6 +146,8 @@ pub struct CrawlConfig {
     /// A new judge sent here (after the user marks a page "not relevant", say) replaces the
     /// crawl's: fetched pages are re-judged and the frontier re-scored.
     pub judge_updates: Option<tokio::sync::watch::Receiver<Judge>>,
+    /// How failures are blamed on URLs, hosts or the crawler, and the backoffs that follow.
+    pub blame: super::blame::BlameParams,
 }
 
 /// What judges a crawl's pages: the classifier, and the pages the user marked not relevant
@@ -277,6 +279,7 @@ impl Default for CrawlConfig {
             revisit_after: Duration::from_secs(3600),
             open_world: None,
             judge_updates: None,
+            blame: Default::default(),
         }
     }
 }

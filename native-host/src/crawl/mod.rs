@@ -2,22 +2,29 @@
 //! out batches of frontier URLs, one task per fetch (bounded by `concurrency`), parsing and
 //! classification on the blocking pool, results written back in batched transactions.
 
-use crate::canon;
 use crate::fetch::Fetcher;
-use crate::parse::parse_page;
-use crate::robots::{RobotsCache, Verdict};
-use crate::store::{self, NewUrl, Outcome, Store, StoreError, Work};
-use forager_classifier::apprentice::{Apprentice, LeafTokens, Source};
-use forager_classifier::{Classifier, Scratch};
-use std::cell::RefCell;
+use crate::robots::RobotsCache;
+use crate::store::{self, Outcome, Store, StoreError};
+use forager_classifier::apprentice::Apprentice;
+use forager_classifier::Classifier;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, Semaphore};
 
+pub mod blame;
 mod config;
+mod dispatch;
 mod open_world;
+mod worker;
+
+use dispatch::Dispatcher;
+use worker::Shared;
+
+/// How long a requested stop waits for fetches in progress before cancelling them.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+/// Most URLs parked for a backoff before the crawl stops checking out more.
+const MAX_PARKED: usize = 10_000;
 
 pub use config::{
     ApprenticeConfig, CrawlConfig, Judge, Mode, OpenWorldConfig, Query, SharkParams,
@@ -59,6 +66,15 @@ pub struct Progress {
     pub changed: u64,
     /// Stagnation and diffusion alarms holding now (over this run's pages).
     pub alarms: Vec<crate::monitor::Alarm>,
+    /// Why the crawl is paused, while its own path to the web fails (a dead proxy, say).
+    pub paused: Option<String>,
+    /// Hosts backing off now (robots.txt unavailable, connections failing).
+    pub hosts_waiting: usize,
+    /// URLs waiting for a backoff, their tries unspent.
+    pub parked: usize,
+    /// Fetches put off because the host or the crawler was at fault, by failure kind (these
+    /// did not count against the URLs).
+    pub deferred: HashMap<String, u64>,
 }
 
 /// Why the crawl stopped.
@@ -72,245 +88,9 @@ pub enum StopReason {
     FrontierEmpty,
     /// Asked to stop (Ctrl-C or the browser).
     Requested,
-}
-
-struct Shared {
-    fetcher: Fetcher,
-    robots: RobotsCache,
-    /// The judge as of the last background learning or user mark, read by the fetch workers.
-    judge: RwLock<Judge>,
-    config: CrawlConfig,
-    next_slot: Mutex<HashMap<String, Instant>>,
-    per_host: Mutex<HashMap<String, u64>>,
-    /// The apprentice as of its last retrain, read by the fetch workers.
-    apprentice: RwLock<Arc<Apprentice>>,
-}
-
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
-}
-
-fn failure(oid: i64, st: i64, kind: &str) -> Outcome {
-    Outcome {
-        oid,
-        status: st,
-        error: Some(kind.to_owned()),
-        log_relevance: f64::NEG_INFINITY,
-        ..Outcome::default()
-    }
-}
-
-fn hex_hash(s: &str) -> String {
-    format!("{:016x}", store::fnv64(s))
-}
-
-/// Fetches, parses and classifies one checked-out URL.
-async fn fetch_one(sh: Arc<Shared>, w: Work) -> Outcome {
-    let revisit = w.revisit;
-    let mut o = fetch_work(sh, w).await;
-    o.revisit = revisit;
-    o
-}
-
-async fn fetch_work(sh: Arc<Shared>, w: Work) -> Outcome {
-    let Ok(url) = url::Url::parse(&w.url) else {
-        return failure(w.oid, store::status::EXCLUDED, "unsupported-url");
-    };
-    let host = url.host_str().unwrap_or("").to_owned();
-    let extra = match sh.robots.check(&sh.fetcher, &url).await {
-        Verdict::Disallowed => return failure(w.oid, store::status::EXCLUDED, "robots"),
-        Verdict::Unavailable => {
-            let mut o = failure(w.oid, store::status::FAILED, "robots-unavailable");
-            o.retry = true;
-            return o;
-        }
-        Verdict::Allowed(d) => d.unwrap_or_default(),
-    };
-    // The per-host page cap counts requests robots.txt allowed.
-    {
-        let mut ph = sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
-        let n = ph.entry(host.clone()).or_default();
-        if *n >= sh.config.max_pages_per_host {
-            return failure(w.oid, store::status::EXCLUDED, "trap-host-page-cap");
-        }
-        *n += 1;
-    }
-    // Politeness: one slot per host every max(delay, Crawl-delay).
-    let gap = sh.config.delay.max(extra);
-    if !gap.is_zero() {
-        let wait = {
-            let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
-            let now = Instant::now();
-            let slot = slots.get(&host).copied().unwrap_or(now).max(now);
-            slots.insert(host.clone(), slot + gap);
-            slot - now
-        };
-        tokio::time::sleep(wait).await;
-    }
-    let resp = match sh.fetcher.get(url.as_str()).await {
-        Ok(r) => r,
-        Err(e) => {
-            let mut o = failure(w.oid, store::status::FAILED, e.kind());
-            o.retry = matches!(e, crate::fetch::FetchError::Timeout);
-            return o;
-        }
-    };
-    if resp.status != 200 {
-        let mut o = failure(
-            w.oid,
-            store::status::FAILED,
-            &format!("http-{}", resp.status),
-        );
-        o.http_status = Some(i64::from(resp.status));
-        o.retry = resp.status == 429 || resp.status >= 500;
-        if let Some(wait) = resp.retry_after {
-            // Honour Retry-After (capped): the host gets no request before then.
-            let until = Instant::now() + wait.min(Duration::from_secs(120));
-            let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
-            let slot = slots.entry(host.clone()).or_insert(until);
-            *slot = (*slot).max(until);
-        }
-        return o;
-    }
-    if !resp.is_html() {
-        let mut o = failure(w.oid, store::status::FAILED, "not-html");
-        o.http_status = Some(200);
-        return o;
-    }
-    let sh2 = sh.clone();
-    let depth = w.depth;
-    let parent_score = w.score;
-    let oid = w.oid;
-    let work_url = w.url;
-    let job = tokio::task::spawn_blocking(move || {
-        let judge = sh2.judge.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let classifier = judge.classifier.clone();
-        let html = resp.text();
-        let base = url::Url::parse(&resp.final_url).unwrap_or(url);
-        let page = parse_page(&html, &base);
-        let verdict =
-            SCRATCH.with(|s| judge.judge(&work_url, &page.text.text, &mut s.borrow_mut()));
-        let follow = !page.meta_nofollow
-            && match sh2.config.mode {
-                Mode::Hard => verdict.hard_focus,
-                _ => true,
-            };
-        let mut links = Vec::new();
-        let mut rejects = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let apprentice = sh2.config.apprentice.as_ref().map(|cfg| {
-            let a = sh2
-                .apprentice
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
-            let leaves = LeafTokens::new(classifier.tokenizer(), &page.leaves);
-            (cfg.d_max, a, leaves)
-        });
-        let tok = classifier.tokenizer();
-        let (query, shark) = (&sh2.config.query, sh2.config.shark);
-        let page_sim = match sh2.config.mode {
-            Mode::BestFirst | Mode::Shark => query.cosine(tok, &page.text.text),
-            _ => 0.0,
-        };
-        // SharkSearch's inherited score: from this page's own similarity, or decayed further
-        // from what this page inherited.
-        let inherited = if page_sim > 0.0 {
-            shark.delta * page_sim
-        } else {
-            shark.delta * parent_score.max(0.0)
-        };
-        let mut page_links = page.links;
-        if page_links.len() > sh2.config.max_links_per_page {
-            page_links.truncate(sh2.config.max_links_per_page);
-            rejects.push("trap-too-many-links");
-        }
-        if follow {
-            for l in page_links.into_iter().filter(|l| !l.nofollow) {
-                if let Err(r) = canon::check_traps(&l.url, &sh2.config.traps) {
-                    rejects.push(r.kind());
-                    continue;
-                }
-                if !seen.insert(l.url.to_string()) {
-                    continue;
-                }
-                let features = apprentice.as_ref().map(|(d_max, _, leaves)| {
-                    let anchor_class = (!l.anchor.is_empty()).then(|| {
-                        SCRATCH.with(|sc| {
-                            classifier
-                                .classify(&l.anchor, &mut sc.borrow_mut())
-                                .best_leaf
-                        })
-                    });
-                    let src = Source {
-                        class: &verdict.best_leaf,
-                        relevance: verdict.relevance,
-                        anchor_class: anchor_class.as_deref(),
-                    };
-                    leaves.link_features(l.leaf_range.0, l.leaf_range.1, *d_max, &src)
-                });
-                let score = match (sh2.config.mode, &apprentice, &features) {
-                    (Mode::Soft | Mode::Hard, Some((_, a, _)), Some(f)) if a.is_trained() => {
-                        a.p_high(f)
-                    }
-                    (Mode::Soft | Mode::Hard, _, _) if l.boilerplate => {
-                        verdict.relevance * sh2.config.template_weight
-                    }
-                    (Mode::Soft | Mode::Hard, _, _) => verdict.relevance,
-                    (Mode::Bfs, _, _) => -((depth + 1) as f64),
-                    (Mode::Unfocused, _, _) => 0.0,
-                    (Mode::BestFirst, _, _) => page_sim,
-                    (Mode::Shark, _, _) => {
-                        let anchor = query.cosine(tok, &l.anchor);
-                        let context = if anchor > 0.0 {
-                            1.0
-                        } else {
-                            let (a, b) = l.leaf_range;
-                            let lo = a.saturating_sub(shark.context_leaves);
-                            let hi = (b + shark.context_leaves).min(page.leaves.len());
-                            query.cosine(tok, &page.leaves[lo..hi].join(" "))
-                        };
-                        let neighbourhood = shark.beta * anchor + (1.0 - shark.beta) * context;
-                        shark.gamma * inherited + (1.0 - shark.gamma) * neighbourhood
-                    }
-                };
-                let weight = if l.boilerplate {
-                    sh2.config.template_weight
-                } else {
-                    1.0
-                };
-                links.push(NewUrl {
-                    weight,
-                    host: l.url.host_str().unwrap_or("").to_owned(),
-                    url: l.url.to_string(),
-                    score,
-                    depth: depth + 1,
-                    via: Some((oid, l.anchor)),
-                    features,
-                });
-            }
-        }
-        Outcome {
-            oid,
-            status: store::status::FETCHED,
-            http_status: Some(200),
-            relevance: verdict.relevance,
-            log_relevance: verdict.log_relevance,
-            cid: Some(i64::from(verdict.best_leaf_id)),
-            content_hash: Some(hex_hash(&page.text.text)),
-            title: Some(page.text.title),
-            text: (!page.meta_noindex).then_some(page.text.text),
-            error: resp.truncated.then(|| "truncated".to_owned()),
-            retry: false,
-            final_url: (!resp.redirects.is_empty()).then(|| resp.final_url.clone()),
-            redirects: resp.redirects.clone(),
-            links,
-            rejects,
-            revisit: false,
-        }
-    });
-    job.await
-        .unwrap_or_else(|_| failure(oid, store::status::FAILED, "parse-panic"))
+    /// Every fetch failed for longer than the give-up time because of the crawler's own path
+    /// to the web (proxy, network); the frontier is kept for the next start.
+    Offline,
 }
 
 /// Runs a store operation on the blocking pool so SQLite never stalls the runtime's threads;
@@ -345,11 +125,18 @@ pub async fn run(
         // A reproducible order needs one fetch at a time, whatever concurrency was asked for.
         config.concurrency = 1;
     }
+    // The crawl's own seeds may be on local or private addresses; links from them may not.
+    for u in store.seed_urls()? {
+        if let Ok(u) = url::Url::parse(&u) {
+            config.fetch.reach.allow_seed(&u);
+        }
+    }
     let fetcher = Fetcher::new(config.fetch.clone())
         .map_err(|e| crate::store::StoreError::Schema(e.to_string()))?;
     let sh = Arc::new(Shared {
         fetcher,
-        robots: RobotsCache::new(crate::robots::AGENT),
+        robots: RobotsCache::new(crate::robots::AGENT)
+            .retry_unavailable_after(config.blame.backoff),
         judge: RwLock::new(Judge {
             classifier,
             not_relevant: config
@@ -402,8 +189,7 @@ pub async fn run(
         .as_ref()
         .and_then(|a| a.initial.as_ref())
         .is_some_and(Apprentice::is_trained);
-    let sem = Arc::new(Semaphore::new(config.concurrency.max(1)));
-    let (tx, mut rx) = mpsc::channel::<Outcome>(config.concurrency.max(1) * 2);
+    let mut workers = Dispatcher::new(sh.clone(), config.concurrency, config.blame);
     let started = Instant::now();
     let mut progress = Progress {
         fetched: blocking(&mut store, |s| s.fetched()).await? as u64,
@@ -414,19 +200,40 @@ pub async fn run(
     // R(d) of every page fetched in this run, in order, for the monitor's alarms.
     let mut history: Vec<f64> = Vec::new();
     let monitor = crate::monitor::MonitorParams::default();
-    let mut in_flight = 0usize;
     let mut pending: Vec<Outcome> = Vec::new();
     let mut last_flush = Instant::now();
     let mut last_report = Instant::now();
     let mut reason = None;
     let mut frontier_dry = false;
+    let mut stop_by: Option<Instant> = None;
     tokio::pin!(stop);
     loop {
+        if reason.is_none() {
+            workers.unpark();
+        }
+        workers.reap();
+        let mut in_flight = workers.in_flight();
+        if reason.is_none() && workers.gave_up() {
+            reason = Some(StopReason::Offline);
+            stop_by = Some(Instant::now());
+        }
+        let overdue = stop_by.is_some_and(|t| Instant::now() >= t) && in_flight > 0;
+        if overdue || (reason.is_some() && in_flight == 0 && workers.parked() > 0) {
+            // Stop promptly: what was fetched is recorded, the rest goes back to the frontier.
+            while let Some(d) = workers.try_next() {
+                pending.extend(workers.settle(d));
+            }
+            let oids = workers.abort().await;
+            blocking(&mut store, move |s| s.release(&oids)).await?;
+            in_flight = 0;
+        }
         if reason.is_none() {
             if config.max_pages.is_some_and(|m| progress.fetched >= m) {
                 reason = Some(StopReason::PageBudget);
             } else if config.max_time.is_some_and(|t| started.elapsed() >= t) {
+                // Out of time: fetches still waiting for a politeness slot are cancelled too.
                 reason = Some(StopReason::TimeBudget);
+                stop_by = Some(Instant::now() + STOP_GRACE);
             }
         }
         if reason.is_none() {
@@ -440,7 +247,8 @@ pub async fn run(
             let ahead = if config.deterministic { 1 } else { 2 };
             let room = (config.concurrency * ahead).saturating_sub(in_flight);
             let n = budget.min(room).min(64);
-            if n > 0 && (in_flight < config.concurrency || !frontier_dry) {
+            let hold = workers.crawler_waiting() || workers.parked() >= MAX_PARKED;
+            if n > 0 && !hold && (in_flight < config.concurrency || !frontier_dry) {
                 // In maintenance mode a share of the batch revisits pages fetched before.
                 let k = ((n as f64) * config.revisit_share.clamp(0.0, 0.9)).round() as usize;
                 let age = config.revisit_after.as_secs_f64();
@@ -454,18 +262,12 @@ pub async fn run(
                 frontier_dry = fresh.is_empty() && work.is_empty();
                 work.extend(fresh);
                 for w in work {
-                    in_flight += 1;
-                    let (sh, tx, sem) = (sh.clone(), tx.clone(), sem.clone());
-                    tokio::spawn(async move {
-                        let permit = sem.acquire_owned().await;
-                        let out = fetch_one(sh, w).await;
-                        drop(permit);
-                        let _ = tx.send(out).await;
-                    });
+                    workers.dispatch(w);
                 }
+                in_flight = workers.in_flight();
             }
         }
-        if in_flight == 0 && pending.is_empty() {
+        if in_flight == 0 && pending.is_empty() && workers.parked() == 0 {
             // All workers idle and nothing to check out: the crawl is complete.
             let done = reason.or(frontier_dry.then_some(StopReason::FrontierEmpty));
             if let Some(r) = done {
@@ -485,6 +287,9 @@ pub async fn run(
                     progress.distillations += 1;
                 }
                 progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
+                progress.in_flight = 0;
+                progress.paused = workers.alarm();
+                progress.deferred = workers.deferred.clone();
                 progress.alarms = crate::monitor::alarms(
                     &history,
                     progress.frontier,
@@ -494,21 +299,22 @@ pub async fn run(
                 return Ok((r, progress));
             }
         }
-        if in_flight > 0 {
+        if in_flight > 0 || workers.parked() > 0 {
             tokio::select! {
-                got = rx.recv() => {
-                    if let Some(o) = got {
-                        in_flight -= 1;
-                        pending.push(o);
+                got = workers.next(Duration::from_millis(50)) => {
+                    if let Some(d) = got {
+                        pending.extend(workers.settle(d));
                     }
                 }
-                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-                _ = &mut stop, if reason.is_none() => reason = Some(StopReason::Requested),
+                _ = &mut stop, if reason.is_none() => {
+                    reason = Some(StopReason::Requested);
+                    stop_by = Some(Instant::now() + STOP_GRACE);
+                }
             }
-            while let Ok(o) = rx.try_recv() {
-                in_flight -= 1;
-                pending.push(o);
+            while let Some(d) = workers.try_next() {
+                pending.extend(workers.settle(d));
             }
+            in_flight = workers.in_flight();
         }
         let flush = !pending.is_empty()
             && (pending.len() >= 64
@@ -623,6 +429,10 @@ pub async fn run(
         if last_report.elapsed() >= config.progress_every {
             progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
             progress.in_flight = in_flight;
+            progress.paused = workers.alarm();
+            progress.hosts_waiting = workers.hosts_waiting();
+            progress.parked = workers.parked();
+            progress.deferred = workers.deferred.clone();
             progress.elapsed = started.elapsed().as_secs_f64();
             progress.pages_per_sec =
                 (progress.fetched - fetched_at_start) as f64 / progress.elapsed.max(1e-9);
@@ -637,6 +447,17 @@ pub async fn run(
             last_report = Instant::now();
         }
     }
+}
+
+/// CPU time (user + system) used by this process so far, in seconds (Linux; `None`
+/// elsewhere). Assumes the kernel's usual 100 clock ticks per second.
+pub fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces: fields are counted after its closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
 }
 
 /// Peak resident memory of this process in bytes (Linux; `None` elsewhere).

@@ -149,6 +149,13 @@ impl Store {
         Ok(())
     }
 
+    /// The seed URLs (depth 0) ever given to this crawl: their hosts may be private.
+    pub fn seed_urls(&self) -> Result<Vec<String>> {
+        let mut st = self.conn.prepare("SELECT url FROM doc WHERE depth = 0")?;
+        let urls: rusqlite::Result<Vec<String>> = st.query_map([], |r| r.get(0))?.collect();
+        urls.map_err(Into::into)
+    }
+
     /// Maintenance mode (focused-crawling-1999 §3): checks out up to `n` fetched pages not
     /// fetched for `min_age` seconds, best hubs first, then by relevance, then oldest first;
     /// their `fetched_at` moves to now so they are not handed out again meanwhile.
@@ -192,6 +199,30 @@ impl Store {
         }
         tx.commit()?;
         Ok(work)
+    }
+
+    /// Returns checked-out rows that were not recorded (a stop, a deferral) to the frontier,
+    /// their tries unspent.
+    pub fn release(&mut self, oids: &[i64]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut up =
+                tx.prepare_cached("UPDATE doc SET status = ?1 WHERE oid = ?2 AND status = ?3")?;
+            for oid in oids {
+                up.execute(params![status::UNVISITED, oid, status::IN_FLIGHT])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Puts every failed URL back in the frontier with its tries reset (after the cause, say a
+    /// wrong proxy, was fixed); returns how many.
+    pub fn retry_failed(&mut self) -> Result<usize> {
+        Ok(self.conn.execute(
+            "UPDATE doc SET status = ?1, num_tries = 0, error = NULL WHERE status = ?2",
+            params![status::UNVISITED, status::FAILED],
+        )?)
     }
 
     /// Number of frontier rows.

@@ -25,6 +25,12 @@ pub enum StoreError {
     /// The file is not a Forager crawl database of a version this build reads.
     #[error("crawl database: {0}")]
     Schema(String),
+    /// Another crawl (this process or another) is writing the database: one writer only.
+    #[error("crawl database {0} is in use by another crawl (it may still be stopping); try again when it has stopped")]
+    Locked(String),
+    /// The database's lock file could not be opened.
+    #[error("crawl database lock {0}: {1}")]
+    Lock(String, std::io::Error),
 }
 
 /// Result type of this module.
@@ -202,6 +208,9 @@ pub struct Outcome {
 /// The crawl database.
 pub struct Store {
     conn: Connection,
+    /// The writer's lock on `<db>.lock`, held while the store is open (released by the OS
+    /// if the process dies).
+    _lock: std::fs::File,
     caches: Caches,
     /// The last fetch sequence number given.
     seq: i64,
@@ -230,6 +239,7 @@ impl Store {
     /// Opens or creates the crawl database at `path` for writing; in-flight rows of a crashed
     /// run return to the frontier.
     pub fn open(path: &Path) -> Result<Store> {
+        let lock = Self::lock(path)?;
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -267,9 +277,32 @@ impl Store {
         })?;
         Ok(Store {
             conn,
+            _lock: lock,
             caches: Caches::default(),
             seq,
         })
+    }
+
+    /// Takes the one-writer lock of the database at `path`: an exclusive lock on a file
+    /// beside it, which a second store, in this process or another, cannot take.
+    fn lock(path: &Path) -> Result<std::fs::File> {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".lock");
+        let lock_path = std::path::PathBuf::from(name);
+        let shown = || lock_path.display().to_string();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| StoreError::Lock(shown(), e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                Err(StoreError::Locked(path.display().to_string()))
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::Lock(shown(), e)),
+        }
     }
 
     /// Opens a crawl database read-only (for `sql` and `status`), also attached as `arc` so the
