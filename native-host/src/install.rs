@@ -57,6 +57,44 @@ pub fn env_path(name: &str, absolute: bool) -> Option<PathBuf> {
     usable.then_some(v)
 }
 
+/// Checks a Chromium extension id: 32 letters a-p (it ends up inside an origin the browser
+/// matches, so nothing else may pass).
+pub fn check_extension_id(id: &str) -> Result<(), String> {
+    if id.len() == 32 && id.bytes().all(|b| (b'a'..=b'p').contains(&b)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{id:?} is not a Chromium extension id (32 letters a to p, as chrome://extensions shows)"
+        ))
+    }
+}
+
+/// Writes the host manifest into `dir` with mode 0644 whatever the umask, replacing what is
+/// there (a symlink included) by renaming a fresh file over it, never writing through a link.
+pub fn write_manifest(dir: &Path, contents: &str) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = dir.join(format!("{HOST_NAME}.json"));
+    let tmp = dir.join(format!(".{HOST_NAME}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &file)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map(|()| file)
+}
+
 /// The directory `browser` reads host manifests from; `user_data_dir` for a custom Chromium
 /// or Chrome profile (`--user-data-dir`), else the per-user default.
 pub fn manifest_dir(browser: Browser, user_data_dir: Option<&Path>) -> Result<PathBuf, String> {
@@ -99,6 +137,37 @@ mod tests {
         assert_eq!(id.len(), 32);
         assert!(id.chars().all(|c| ('a'..='p').contains(&c)));
         assert!(extension_id_from_key("not base64!").is_none());
+    }
+
+    #[test]
+    fn extension_ids_are_checked_and_manifests_are_0644_files_not_links() {
+        use std::os::unix::fs::PermissionsExt;
+        assert!(check_extension_id("abcdefghijklmnopabcdefghijklmnop").is_ok());
+        for bad in [
+            "",
+            "abc",
+            "abcdefghijklmnopabcdefghijklmnoq",
+            "x\"/,\"*://*/*",
+        ] {
+            assert!(check_extension_id(bad).is_err(), "{bad}");
+        }
+        let dir = std::env::temp_dir().join(format!("forager-inst-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let link = dir.join(format!("{HOST_NAME}.json"));
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let file = write_manifest(&dir, "{}").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "keep",
+            "link not followed"
+        );
+        let meta = std::fs::symlink_metadata(&file).unwrap();
+        assert!(meta.file_type().is_file());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o644);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{}");
     }
 
     #[test]

@@ -285,9 +285,8 @@ enum Cmd {
 
 pub(crate) fn write_model(model: &Model, out: &Path) -> Result<()> {
     let bytes = model.to_bytes();
-    let tmp = out.with_extension("tmp");
-    std::fs::write(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, out).with_context(|| format!("writing {}", out.display()))?;
+    forager::model_file::write_atomic(out, &bytes)
+        .with_context(|| format!("writing {}", out.display()))?;
     eprintln!(
         "wrote {} ({} bytes, {} topics, {} examples)",
         out.display(),
@@ -309,15 +308,31 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Serves the browser on stdin/stdout, then exits at once: a parse still running on the
+/// blocking pool (its crawl already stopped and its database closed) must not hold the exit.
+fn serve_native() -> ! {
+    let code = match runtime() {
+        Ok(rt) => {
+            let code = rt.block_on(forager::native::serve_stdio(
+                forager::native::HostPaths::from_env(),
+            ));
+            rt.shutdown_timeout(std::time::Duration::from_secs(1));
+            code
+        }
+        Err(e) => {
+            eprintln!("forager: {e:#}");
+            1
+        }
+    };
+    std::process::exit(code)
+}
+
 fn main() -> Result<()> {
     // Browsers start the host with the caller's origin (Chrome) or manifest path and id
     // (Firefox) as arguments, not a subcommand.
     let first = std::env::args().nth(1).unwrap_or_default();
     if first.starts_with("chrome-extension://") || first.ends_with(".json") {
-        let code = runtime()?.block_on(forager::native::serve_stdio(
-            forager::native::HostPaths::from_env(),
-        ));
-        std::process::exit(code);
+        serve_native();
     }
     let cli = Cli::parse();
     match cli.cmd {
@@ -337,6 +352,11 @@ fn main() -> Result<()> {
                 let web = web.as_deref().map(MiniWeb::open).transpose()?;
                 let fetcher = Fetcher::new(FetchConfig {
                     proxy,
+                    // URLs the user named: wherever they are.
+                    reach: forager::address::Reach {
+                        allow_private: true,
+                        ..Default::default()
+                    },
                     ..FetchConfig::default()
                 })?;
                 let source = match &web {
@@ -391,6 +411,11 @@ fn main() -> Result<()> {
             let mut scratch = Scratch::new();
             let fetcher = Fetcher::new(FetchConfig {
                 proxy,
+                // URLs the user named: wherever they are.
+                reach: forager::address::Reach {
+                    allow_private: true,
+                    ..Default::default()
+                },
                 ..FetchConfig::default()
             })?;
             let rt = runtime()?;
@@ -482,10 +507,7 @@ fn main() -> Result<()> {
             }
         }
         Cmd::Native { caller: _ } => {
-            let code = runtime()?.block_on(forager::native::serve_stdio(
-                forager::native::HostPaths::from_env(),
-            ));
-            std::process::exit(code);
+            serve_native();
         }
         Cmd::Install {
             browser,
@@ -495,7 +517,10 @@ fn main() -> Result<()> {
         } => {
             use forager::install;
             let id = match extension_id {
-                Some(id) => id,
+                Some(id) => {
+                    install::check_extension_id(&id).map_err(anyhow::Error::msg)?;
+                    id
+                }
                 None => {
                     let path = match extension_manifest {
                         Some(p) => p,
@@ -517,11 +542,9 @@ fn main() -> Result<()> {
             let dir = install::manifest_dir(browser, user_data_dir.as_deref())
                 .map_err(anyhow::Error::msg)?;
             std::fs::create_dir_all(&dir)?;
-            let file = dir.join(format!("{}.json", install::HOST_NAME));
-            std::fs::write(
-                &file,
-                install::manifest(browser, &binary, &id).map_err(anyhow::Error::msg)?,
-            )?;
+            let text = install::manifest(browser, &binary, &id).map_err(anyhow::Error::msg)?;
+            let file = install::write_manifest(&dir, &text)
+                .with_context(|| format!("writing the manifest into {}", dir.display()))?;
             println!("{}", file.display());
             eprintln!(
                 "installed {} for extension {id} -> {}",

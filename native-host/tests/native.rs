@@ -18,7 +18,11 @@ impl Host {
             .env("FORAGER_HOME", home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(if std::env::var("DBG").is_ok() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .spawn()
             .unwrap();
         Host { child }
@@ -289,4 +293,191 @@ fn crawls_in_the_background_and_streams_events() {
     assert_eq!(h.exit_code(), 0);
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// A loopback site whose robots.txt asks for a 10 s Crawl-delay; pages link to ten more.
+fn polite_site() -> std::net::SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let req = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let path = req.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            let (ct, body) = if path == "/robots.txt" {
+                ("text/plain", "User-agent: *\nCrawl-delay: 10\n".to_string())
+            } else {
+                let links: String = (0..10)
+                    .map(|i| format!("<a href=\"{path}{i}/\">next {i}</a>"))
+                    .collect();
+                (
+                    "text/html",
+                    format!("<html><body><p>stars</p>{links}</body></html>"),
+                )
+            };
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_stop_behind_a_crawl_delay_is_prompt_and_the_host_exits_promptly() {
+    let home = tmp("native-stop");
+    let site = polite_site();
+    let seeds: Vec<String> = (0..20).map(|i| format!("http://{site}/s{i}/")).collect();
+    let mut h = Host::start(&home);
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let r = h.request(json!({"id": 2, "type": "start_crawl", "seeds": &seeds, "pages": 100}));
+    assert_eq!(r["ok"], true, "{r}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let asked = Instant::now();
+    let r = h.request(json!({"id": 3, "type": "stop_crawl"}));
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "stop took {:?}",
+        asked.elapsed()
+    );
+    assert_eq!(r["result"]["status"]["state"], "idle", "{r}");
+    // "Crawl more": stop then start at once is accepted, and only one crawl writes.
+    let r = h.request(json!({"id": 4, "type": "start_crawl", "seeds": seeds, "pages": 100}));
+    assert_eq!(r["ok"], true, "{r}");
+    std::thread::sleep(Duration::from_millis(1500));
+    // The browser goes away mid-crawl: the host is gone within a few seconds.
+    let closed = Instant::now();
+    let code = h.exit_code();
+    assert_eq!(code, 0);
+    assert!(
+        closed.elapsed() < Duration::from_secs(6),
+        "exit took {:?}",
+        closed.elapsed()
+    );
+    let conn = forager::store::Store::open_read_only(&home.join("crawl.db")).unwrap();
+    let (in_flight, dup): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM doc WHERE status = 1),
+                    (SELECT count(*) - count(DISTINCT fetch_seq) FROM doc WHERE fetch_seq IS NOT NULL)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((in_flight, dup), (0, 0));
+}
+
+#[test]
+fn an_unreadable_model_is_kept_aside_and_reported_never_overwritten() {
+    let home = tmp("native-badmodel");
+    let junk = b"FORAGERM\x63\x00from a newer forager".to_vec();
+    std::fs::write(home.join("model.fgm"), &junk).unwrap();
+    let mut h = Host::start(&home);
+    let hello = h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let why = hello["result"]["model_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(why.contains("model.fgm.bak"), "{hello}");
+    // The starter taxonomy is served, and an edit saves a new model beside the kept one.
+    let r = h.request(json!({"id": 2, "type": "add_topic", "parent": 0, "name": "Mine"}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(h.exit_code(), 0);
+    assert_eq!(std::fs::read(home.join("model.fgm.bak")).unwrap(), junk);
+    let saved = std::fs::read(home.join("model.fgm")).unwrap();
+    let m = forager_classifier::Model::from_bytes(&saved).unwrap();
+    assert!(m.topics().iter().any(|t| t.path == "/Mine"));
+    // The next start reads the new model and reports nothing.
+    let mut h = Host::start(&home);
+    let hello = h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    assert!(hello["result"]["model_error"].is_null(), "{hello}");
+    assert_eq!(h.exit_code(), 0);
+}
+
+#[test]
+fn oversized_seeds_and_taxonomies_are_refused_without_applying_anything() {
+    let home = tmp("native-caps");
+    let mut h = Host::start(&home);
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let long = format!("http://a.test/{}", "x".repeat(3_900_000));
+    let r = h.request(json!({"id": 2, "type": "start_crawl", "seeds": [long], "pages": 1}));
+    assert_eq!(r["ok"], false);
+    let err = r["error"].as_str().unwrap();
+    assert!(err.contains("longer than") && err.len() < 400, "{err}");
+    // A chain of 200-byte names: the edit that would make a path too long is refused, and
+    // the taxonomy is as before it.
+    let name = "n".repeat(200);
+    let mut parent = 0;
+    let mut refused = None;
+    for i in 0..10 {
+        let r =
+            h.request(json!({"id": 10 + i, "type": "add_topic", "parent": parent, "name": name}));
+        if r["ok"] == false {
+            refused = Some(r);
+            break;
+        }
+        let topics = r["result"]["topics"].as_array().unwrap().clone();
+        parent = topics
+            .iter()
+            .map(|t| t["id"].as_u64().unwrap())
+            .max()
+            .unwrap();
+    }
+    let r = refused.expect("a 2000-byte path was accepted");
+    assert!(r["error"].as_str().unwrap().contains("at most"), "{r}");
+    let topics = h.request(json!({"id": 30, "type": "topics"}));
+    let longest = topics["result"]["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap().len())
+        .max()
+        .unwrap();
+    assert!(longest <= 512, "{longest}");
+    assert!(serde_json::to_vec(&topics).unwrap().len() < 1 << 20);
+    assert_eq!(h.exit_code(), 0);
+}
+
+#[test]
+fn an_edit_made_against_another_taxonomy_is_refused() {
+    let home = tmp("native-stale");
+    let mut h = Host::start(&home);
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let topics = h.request(json!({"id": 2, "type": "topics"}));
+    let astro = topics["result"]["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == "/Science/Astronomy")
+        .unwrap()
+        .clone();
+    let id = astro["id"].clone();
+    let r = h.request(
+        json!({"id": 3, "type": "set_good", "topic": id, "good": true,
+        "expect": {"topic": "/Leisure/Sports"}}),
+    );
+    assert_eq!(r["ok"], false, "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("/Leisure/Sports"),
+        "{r}"
+    );
+    let r = h.request(
+        json!({"id": 4, "type": "add_topic", "parent": id, "name": "Comets",
+        "expect": {"parent": "/Science/Physics"}}),
+    );
+    assert_eq!(r["ok"], false, "{r}");
+    let topics = h.request(json!({"id": 5, "type": "topics"}));
+    let list = topics["result"]["topics"].as_array().unwrap();
+    let now = list.iter().find(|t| t["id"] == id).unwrap();
+    assert_eq!(now["good"], astro["good"], "nothing applied");
+    assert!(list.iter().all(|t| t["name"] != "Comets"));
+    // With the right paths the same edits are applied.
+    let r = h.request(
+        json!({"id": 6, "type": "set_good", "topic": id, "good": true,
+        "expect": {"topic": "/Science/Astronomy"}}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(h.exit_code(), 0);
 }

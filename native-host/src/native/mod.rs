@@ -24,6 +24,20 @@ pub use protocol::{Request, StartCrawl};
 pub const PROTOCOL_VERSION: u64 = 1;
 /// Largest model chunk sent in one `get_model` reply (base64 grows it by a third).
 const MODEL_CHUNK: usize = 512 * 1024;
+/// Messages waiting for the browser before the host stops taking requests.
+const OUT_QUEUE: usize = 32;
+/// Rough size at which a `pages` event is cut.
+const EVENT_BYTES: usize = 256 * 1024;
+/// Longest title sent to the browser, in characters.
+pub const MAX_TITLE_CHARS: usize = 300;
+
+/// `s` cut to at most `max` characters, with an ellipsis when cut.
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
 /// Largest page text accepted in `add_example`.
 const MAX_TEXT: usize = 2 << 20;
 
@@ -79,7 +93,8 @@ impl Status {
             "state": if self.state.is_empty() { "idle" } else { self.state },
             "fetched": p.fetched, "frontier": p.frontier, "pages_per_sec": p.pages_per_sec,
             "errors": p.errors.values().sum::<u64>(), "recent_relevance": p.recent_relevance,
-            "alarms": p.alarms,
+            "alarms": p.alarms, "paused": p.paused, "hosts_waiting": p.hosts_waiting,
+            "parked": p.parked,
         })
     }
 }
@@ -98,7 +113,11 @@ struct Session {
     greeted: bool,
     status: Arc<Mutex<Status>>,
     crawl: Option<RunningCrawl>,
-    out: mpsc::UnboundedSender<Value>,
+    out: mpsc::Sender<Value>,
+    /// Why the saved model could not be loaded (it was kept aside), told at every hello.
+    model_error: Option<String>,
+    /// False when the model file exists but could not be opened: it must not be replaced.
+    may_save: bool,
 }
 
 /// A request the host refuses, with the reason for the reply.
@@ -126,14 +145,20 @@ impl Session {
     }
 
     fn save_model(&self) -> Result<(), Refusal> {
+        if !self.may_save {
+            return Err(self.model_error.clone().unwrap_or_default());
+        }
         std::fs::create_dir_all(&self.paths.dir).map_err(|e| e.to_string())?;
-        let tmp = self.paths.model().with_extension("tmp");
-        std::fs::write(&tmp, self.model.to_bytes()).map_err(|e| e.to_string())?;
-        std::fs::rename(&tmp, self.paths.model()).map_err(|e| e.to_string())
+        crate::model_file::write_atomic(&self.paths.model(), &self.model.to_bytes())
+            .map_err(|e| format!("saving the model: {e}"))
     }
 
     fn status(&self) -> Value {
         let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        if self.crawl.as_ref().is_some_and(|c| c.task.is_finished()) {
+            // A crawl task that ended without saying so (it panicked) is not running.
+            st.state = "idle";
+        }
         if st.state.is_empty() || st.state == "idle" {
             // No crawl running in this process: describe the crawl database as it stands, so a
             // reconnecting extension sees the crawl an earlier host made.
@@ -144,7 +169,29 @@ impl Session {
         st.json()
     }
 
+    /// Answers one request. An edit whose reply fails (it could not be saved, say) is undone,
+    /// so the host never keeps an edit it reported as failed.
     async fn handle(&mut self, req: Request) -> Result<Value, Refusal> {
+        let edit = matches!(
+            req,
+            Request::AddTopic { .. }
+                | Request::RenameTopic { .. }
+                | Request::MoveTopic { .. }
+                | Request::DeleteTopic { .. }
+                | Request::SetGood { .. }
+                | Request::AddExample { .. }
+                | Request::MarkNotRelevant { .. }
+                | Request::SelfTrain { .. }
+        );
+        let before = (edit && self.greeted).then(|| self.model.clone());
+        let r = self.answer(req).await;
+        if let (Err(_), Some(m)) = (&r, before) {
+            self.model = m;
+        }
+        r
+    }
+
+    async fn answer(&mut self, req: Request) -> Result<Value, Refusal> {
         if !matches!(req, Request::Hello { .. }) && !self.greeted {
             return Err("send hello first".into());
         }
@@ -168,6 +215,7 @@ impl Session {
                 self.greeted = true;
                 Ok(json!({"version": PROTOCOL_VERSION,
                     "host": concat!("forager ", env!("CARGO_PKG_VERSION")),
+                    "model_error": self.model_error,
                     "crawl": self.status()}))
             }
             Request::Topics {} => Ok(json!({"topics": self.topics()})),
@@ -317,16 +365,20 @@ impl Session {
     }
 
     async fn start_crawl(&mut self, req: StartCrawl) -> Result<Value, Refusal> {
-        if self.crawl.as_ref().is_some_and(|c| !c.task.is_finished()) {
-            return Err("a crawl is already running".into());
+        if self.crawl_running() {
+            let stopping = self.crawl.as_ref().is_some_and(|c| c.stop.is_none());
+            return Err(if stopping {
+                "the previous crawl is still stopping; try again in a few seconds".into()
+            } else {
+                "a crawl is already running".into()
+            });
         }
         if req.seeds.len() > 10_000 {
             return Err("too many seeds".into());
         }
         let mut seeds = Vec::new();
         for s in &req.seeds {
-            let u = crate::canon::parse(s).map_err(|_| format!("not an http(s) URL: {s:?}"))?;
-            seeds.push(u);
+            seeds.push(crate::canon::seed(s).map_err(|e| clip(&e, 300))?);
         }
         if seeds.is_empty() {
             let good: Vec<String> = self
@@ -344,9 +396,6 @@ impl Session {
                 }
             }
         }
-        if seeds.is_empty() {
-            return Err("no seeds: give URLs or mark a topic with examples good".into());
-        }
         let pages = req.pages.unwrap_or(2000).clamp(1, 10_000_000);
         let delay = req.delay.unwrap_or(1.0);
         let delay = if delay.is_finite() {
@@ -359,6 +408,7 @@ impl Session {
             None => None,
         };
         let apprentice = req.apprentice.unwrap_or(true);
+        let allow_private = req.allow_private;
         std::fs::create_dir_all(&self.paths.dir).map_err(|e| e.to_string())?;
         let mut store = Store::open(&self.paths.db()).map_err(|e| e.to_string())?;
         store
@@ -366,6 +416,15 @@ impl Session {
             .map_err(|e| e.to_string())?;
         let seeds: Vec<NewUrl> = seeds.iter().map(NewUrl::seed).collect();
         store.add_seeds(&seeds).map_err(|e| e.to_string())?;
+        let retried = if req.retry_failed {
+            store.retry_failed().map_err(|e| e.to_string())?
+        } else {
+            0
+        };
+        // Without seeds a crawl resumes its frontier; with neither there is nothing to do.
+        if seeds.is_empty() && store.frontier_len().map_err(|e| e.to_string())? == 0 {
+            return Err("no seeds: give URLs or mark a topic with examples good".into());
+        }
         // The budget is for this start: "crawl more" after a finished crawl must fetch more.
         let before = u64::try_from(store.fetched().map_err(|e| e.to_string())?).unwrap_or(0);
         let config = CrawlConfig {
@@ -375,6 +434,10 @@ impl Session {
             delay: Duration::from_secs_f64(delay),
             fetch: crate::fetch::FetchConfig {
                 proxy,
+                reach: crate::address::Reach {
+                    allow_private,
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             apprentice: apprentice.then(ApprenticeConfig::default),
@@ -412,7 +475,8 @@ impl Session {
                 move |p| {
                     let mut st = st2.lock().unwrap_or_else(|e| e.into_inner());
                     st.progress = p.clone();
-                    let _ = out2.send(json!({"type": "progress", "status": st.json()}));
+                    // Progress is periodic: when the browser is behind, this one is skipped.
+                    let _ = out2.try_send(json!({"type": "progress", "status": st.json()}));
                 },
             )
             .await;
@@ -423,46 +487,65 @@ impl Session {
                     let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
                     st.progress = p.clone();
                     // The final counts, even for a crawl shorter than one progress period.
-                    let _ = out.send(json!({"type": "progress", "status": st.json()}));
+                    let _ = out.try_send(json!({"type": "progress", "status": st.json()}));
                     format!("{r:?}")
                 }
                 Err(e) => format!("Error: {e}"),
             };
             // A last flush of pages and hubs, then the final state.
-            {
+            // Off the runtime: `flush_events` reads the database and blocks on the bounded queue.
+            let (p, o) = (paths.clone(), out.clone());
+            let _ = tokio::task::spawn_blocking(move || {
                 let mut c = cursor.lock().unwrap_or_else(|e| e.into_inner());
-                let _ = flush_events(&paths, &out, &mut c);
-            }
+                let _ = flush_events(&p, &o, &mut c);
+            })
+            .await;
             let st = {
                 let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
                 st.state = "idle";
                 st.json()
             };
-            let _ = out.send(json!({"type": "crawl_stopped", "reason": reason, "status": st}));
+            let _ = out
+                .send(json!({"type": "crawl_stopped", "reason": reason, "status": st}))
+                .await;
         });
         self.crawl = Some(RunningCrawl {
             stop: Some(stop_tx),
             judge: judge_tx,
             task,
         });
-        Ok(json!({"started": true, "status": self.status()}))
+        Ok(json!({"started": true, "retried": retried, "status": self.status()}))
     }
 
+    /// Asks the running crawl to stop and waits a few seconds for it: the crawl cancels its
+    /// waits and fetches at once, so it is normally done well within that. If not, the handle
+    /// is kept, so no second crawl can start beside it (the database lock refuses one too).
     async fn stop_crawl(&mut self) {
-        if let Some(mut c) = self.crawl.take() {
-            {
-                let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
-                if st.state == "running" {
-                    st.state = "stopping";
-                }
+        let Some(c) = self.crawl.as_mut() else {
+            return;
+        };
+        {
+            let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
+            if st.state == "running" {
+                st.state = "stopping";
             }
-            if let Some(s) = c.stop.take() {
-                let _ = s.send(());
-            }
-            let _ = tokio::time::timeout(Duration::from_secs(60), &mut c.task).await;
+        }
+        if let Some(s) = c.stop.take() {
+            let _ = s.send(());
+        }
+        if tokio::time::timeout(STOP_WAIT, &mut c.task).await.is_ok() {
+            self.crawl = None;
         }
     }
+
+    /// True while a crawl started by this session has not ended.
+    fn crawl_running(&self) -> bool {
+        self.crawl.as_ref().is_some_and(|c| !c.task.is_finished())
+    }
 }
+
+/// How long `stop_crawl` waits for the crawl to end before replying "stopping".
+const STOP_WAIT: Duration = Duration::from_secs(4);
 
 /// Counters and alarms of the crawl database, when there is one.
 fn db_progress(paths: &HostPaths) -> Option<Progress> {
@@ -510,14 +593,26 @@ fn recent_pages(paths: &HostPaths, limit: i64) -> Result<Vec<Value>, crate::stor
         "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq IS NOT NULL
          ORDER BY fetch_seq DESC LIMIT ?1",
     )?;
-    let mut v: Vec<Value> = st
-        .query_map([limit], |r| {
-            Ok(
-                json!({"seq": r.get::<_, i64>(0)?, "url": r.get::<_, String>(1)?,
-                "relevance": r.get::<_, f64>(2)?, "title": r.get::<_, Option<String>>(3)?}),
-            )
-        })?
-        .collect::<Result<_, _>>()?;
+    let rows = st.query_map([limit], |r| {
+        let title = r
+            .get::<_, Option<String>>(3)?
+            .map(|t| clip(&t, MAX_TITLE_CHARS));
+        Ok(
+            json!({"seq": r.get::<_, i64>(0)?, "url": r.get::<_, String>(1)?,
+            "relevance": r.get::<_, f64>(2)?, "title": title}),
+        )
+    })?;
+    // Newest first until the reply's budget is spent: it must fit in one frame.
+    let mut v = Vec::new();
+    let mut size = 0;
+    for row in rows {
+        let row = row?;
+        size += row.to_string().len();
+        if size > EVENT_BYTES * 3 {
+            break;
+        }
+        v.push(row);
+    }
     v.reverse();
     Ok(v)
 }
@@ -569,7 +664,7 @@ impl Cursor {
 /// Sends the pages fetched since the cursor and, when the distiller ran again, the hubs.
 fn flush_events(
     paths: &HostPaths,
-    out: &mpsc::UnboundedSender<Value>,
+    out: &mpsc::Sender<Value>,
     cursor: &mut Cursor,
 ) -> Result<(), crate::store::StoreError> {
     let conn = read_only(paths)?;
@@ -577,17 +672,31 @@ fn flush_events(
         "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
          ORDER BY fetch_seq LIMIT 2000",
     )?;
-    let pages: Vec<Value> = st
-        .query_map([cursor.seq], |r| {
-            Ok(
-                json!({"seq": r.get::<_, i64>(0)?, "url": r.get::<_, String>(1)?,
-                "relevance": r.get::<_, f64>(2)?, "title": r.get::<_, Option<String>>(3)?}),
-            )
-        })?
-        .collect::<Result<_, _>>()?;
-    if let Some(last) = pages.last().and_then(|p| p["seq"].as_i64()) {
-        cursor.seq = last;
-        let _ = out.send(json!({"type": "pages", "pages": pages}));
+    let rows = st.query_map([cursor.seq], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, f64>(2)?,
+            r.get::<_, Option<String>>(3)?,
+        ))
+    })?;
+    // Events are cut to stay well under the browser's 1 MB frame limit, whatever the titles.
+    let mut pages = Vec::new();
+    let mut size = 0;
+    for row in rows {
+        let (seq, url, relevance, title) = row?;
+        let title = title.map(|t| clip(&t, MAX_TITLE_CHARS));
+        size += url.len() + title.as_ref().map_or(0, String::len) + 64;
+        pages.push(json!({"seq": seq, "url": url, "relevance": relevance, "title": title}));
+        cursor.seq = seq;
+        if size > EVENT_BYTES {
+            let _ =
+                out.blocking_send(json!({"type": "pages", "pages": std::mem::take(&mut pages)}));
+            size = 0;
+        }
+    }
+    if !pages.is_empty() {
+        let _ = out.blocking_send(json!({"type": "pages", "pages": pages}));
     }
     let at: Option<f64> = conn
         .query_row(
@@ -599,19 +708,16 @@ fn flush_events(
     if at.is_some() && at != cursor.distilled_at {
         cursor.distilled_at = at;
         if let Ok(h) = hubs(paths, 20) {
-            let _ = out
-                .send(json!({"type": "hubs", "hubs": h["hubs"], "authorities": h["authorities"]}));
+            let _ = out.blocking_send(
+                json!({"type": "hubs", "hubs": h["hubs"], "authorities": h["authorities"]}),
+            );
         }
     }
     Ok(())
 }
 
 /// Streams `pages` and `hubs` events while a crawl runs.
-async fn pump_events(
-    paths: HostPaths,
-    out: mpsc::UnboundedSender<Value>,
-    cursor: Arc<Mutex<Cursor>>,
-) {
+async fn pump_events(paths: HostPaths, out: mpsc::Sender<Value>, cursor: Arc<Mutex<Cursor>>) {
     loop {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let (p, o, c) = (paths.clone(), out.clone(), cursor.clone());
@@ -621,6 +727,56 @@ async fn pump_events(
         })
         .await;
     }
+}
+
+/// The saved model, or the starter one with the reason when there is none or it could not be
+/// read; an unreadable file is kept aside so the next edit cannot overwrite it.
+fn load_model(paths: &HostPaths) -> (Model, Option<String>, bool) {
+    use crate::model_file::Loaded;
+    match crate::model_file::load_or_set_aside(&paths.model()) {
+        Ok(Loaded::Model(m)) => (*m, None, true),
+        Ok(Loaded::Missing) => (starter_model(), None, true),
+        Ok(Loaded::SetAside { kept, why }) => {
+            let msg = format!(
+                "the saved model could not be read ({why}); it was kept as {} and the starter \
+                 taxonomy was loaded",
+                kept.display()
+            );
+            eprintln!("forager: {msg}");
+            (starter_model(), Some(msg), true)
+        }
+        Err(e) => {
+            // Unreadable for another reason (permissions): edits would fail to save as well.
+            let msg = format!("the saved model could not be opened: {e}; edits are not saved");
+            eprintln!("forager: {msg}");
+            (starter_model(), Some(msg), false)
+        }
+    }
+}
+
+/// Why an edit made against another copy of the taxonomy must be refused: its optional
+/// `expect` object gives, for each topic field it names (`topic`, `parent`), the path the
+/// sender saw; the host refuses when its topic of that id has another path, so a stale browser
+/// never edits the wrong topic.
+fn stale_edit(model: &Model, v: &Value) -> Option<String> {
+    let expect = v.get("expect")?.as_object()?;
+    for (field, want) in expect {
+        let want = want.as_str().unwrap_or_default();
+        let id = v.get(field).and_then(Value::as_u64);
+        let have = id.and_then(|id| model.taxonomy().path(id as _).ok());
+        if have.as_deref() != Some(want) {
+            return Some(format!(
+                "{} is not {} on the host (its taxonomy changed since the browser read it); \
+                 reload the topics and try again",
+                clip(
+                    &format!("topic {}", id.map_or("?".into(), |i| i.to_string())),
+                    40
+                ),
+                clip(want, 200)
+            ));
+        }
+    }
+    None
 }
 
 /// What the reader thread hands the handler.
@@ -634,7 +790,9 @@ enum Incoming {
 /// Serves one browser connection on stdin/stdout until the browser disconnects; returns the
 /// process exit code (0 at a clean end, 1 after a corrupt stream).
 pub async fn serve_stdio(paths: HostPaths) -> i32 {
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
+    // Bounded: a browser that does not read its replies slows itself down (the host stops
+    // reading its requests), it does not grow the host's memory.
+    let (out_tx, mut out_rx) = mpsc::channel::<Value>(OUT_QUEUE);
     let writer = std::thread::spawn(move || {
         let stdout = std::io::stdout();
         let mut w = stdout.lock();
@@ -672,13 +830,12 @@ pub async fn serve_stdio(paths: HostPaths) -> i32 {
             }
         }
     });
-    let model = std::fs::read(HostPaths::model(&paths))
-        .ok()
-        .and_then(|b| Model::from_bytes(&b).ok())
-        .unwrap_or_else(starter_model);
+    let (model, model_error, may_save) = load_model(&paths);
     let mut session = Session {
         paths,
         model,
+        model_error,
+        may_save,
         greeted: false,
         status: Arc::default(),
         crawl: None,
@@ -691,8 +848,10 @@ pub async fn serve_stdio(paths: HostPaths) -> i32 {
         let reply = match item {
             Incoming::End => break 0,
             Incoming::Corrupt(why) => {
-                let _ = out_tx.send(json!({"type": "reply", "id": null, "ok": false,
-                    "error": format!("corrupt stream: {why}")}));
+                let _ = out_tx
+                    .send(json!({"type": "reply", "id": null, "ok": false,
+                        "error": format!("corrupt stream: {why}")}))
+                    .await;
                 break 1;
             }
             Incoming::Oversize(n) => json!({"type": "reply", "id": null, "ok": false,
@@ -703,7 +862,9 @@ pub async fn serve_stdio(paths: HostPaths) -> i32 {
                     if !id.is_u64() && !id.is_i64() {
                         json!({"type": "reply", "id": id, "ok": false, "error": "a request needs a numeric id"})
                     } else {
+                        let stale = stale_edit(&session.model, &v);
                         let outcome = match serde_json::from_value::<Request>(v) {
+                            Ok(_) if stale.is_some() => Err(stale.unwrap_or_default()),
                             Ok(req) => session.handle(req).await,
                             Err(e) => Err(if e.to_string().contains("unknown variant") {
                                 format!("unknown request type: {e}")
@@ -727,14 +888,22 @@ pub async fn serve_stdio(paths: HostPaths) -> i32 {
                 }
             },
         };
-        if out_tx.send(reply).is_err() {
+        if out_tx.send(reply).await.is_err() {
             break 0;
         }
     };
     // The browser closed the port: the crawl stops gracefully (it resumes on the next start).
     session.stop_crawl().await;
+    let clean = match session.crawl.take() {
+        None => true,
+        // Still writing its last batch: a few more seconds, then the process exits anyway
+        // (SQLite rolls back an unfinished transaction; nothing committed is lost).
+        Some(c) => tokio::time::timeout(STOP_WAIT, c.task).await.is_ok(),
+    };
     drop(session);
     drop(out_tx);
-    let _ = writer.join();
+    if clean {
+        let _ = writer.join();
+    }
     code
 }

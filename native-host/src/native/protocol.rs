@@ -133,4 +133,10 @@ pub struct StartCrawl {
     pub apprentice: Option<bool>,
     /// Seconds between requests to one host (default 1).
     pub delay: Option<f64>,
+    /// Put the URLs that failed back in the frontier, tries reset, before starting.
+    #[serde(default)]
+    pub retry_failed: bool,
+    /// Let links lead to local and private addresses (by default only the seeds' own).
+    #[serde(default)]
+    pub allow_private: bool,
 }
