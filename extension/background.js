@@ -271,6 +271,7 @@ async function startCrawl(options) {
   if (remembered.proxy) request.proxy = remembered.proxy;
   if (remembered.delay !== undefined && remembered.delay !== null) request.delay = remembered.delay;
   if (remembered.apprentice !== undefined) request.apprentice = remembered.apprentice;
+  if (options.retry_failed) request.retry_failed = true;
   if (crawl.status && crawl.status.state !== 'idle') {
     crawl.status = (await port.request('stop_crawl', {}, { timeoutMs: STOP_TIMEOUT_MS })).status;
   }
@@ -382,6 +383,8 @@ port.onEvent((/** @type {HostEvent} */ e) => {
 
 port.onConnect(async (hello) => {
   crawl.status = hello.crawl;
+  // The saved model could not be read: the host kept it aside; the user must hear of it.
+  if (hello.model_error) setNotice(hello.model_error);
   // The crawl as the host sees it now (a killed crawl is no longer running), before the slower
   // model refresh below.
   broadcast({ type: 'host_state', host: port.state, crawl: crawl.status });

@@ -70,6 +70,7 @@ function showStatus() {
   start.textContent = running ? 'Restart' : 'Start';
   start.title = running ? 'Stop the running crawl and start again with these seeds and options' : 'Start crawling';
   button('stop-crawl').disabled = !hostConnected || !running;
+  button('retry-failed').disabled = !hostConnected;
 }
 
 /** @param {State} s */
@@ -184,6 +185,15 @@ button('start-crawl').addEventListener('click', () => act(button('start-crawl'),
     proxy: proxy || null,
     delay: input('delay').value !== '' ? Number(input('delay').value) : null });
   crawlStatus = r.status;
+  showNotice(null);
+  showStatus();
+}));
+button('retry-failed').addEventListener('click', () => act(button('retry-failed'), async () => {
+  // The remembered options and a fresh proxy value, as Start would send them.
+  const proxy = input('proxy').value.trim();
+  const r = await send({ type: 'start_crawl', seeds: [], retry_failed: true, proxy: proxy || null });
+  crawlStatus = r.status;
+  $('crawl-note').textContent = `${r.retried ?? 0} failed URL${r.retried === 1 ? '' : 's'} back in the frontier`;
   showNotice(null);
   showStatus();
 }));

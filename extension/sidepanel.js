@@ -89,9 +89,18 @@ function showStatus(s) {
     e.dataset.value = String(v ?? 0);
   }
   const alarms = Array.isArray(s?.alarms) ? s.alarms : [];
-  $('alarms').replaceChildren(...alarms.map((a) => typeof a === 'string'
+  const items = alarms.map((a) => typeof a === 'string'
     ? el('li', {}, a)
-    : el('li', { 'data-kind': a.kind }, el('b', {}, `${a.kind}: `), a.detail)));
+    : el('li', { 'data-kind': a.kind }, el('b', {}, `${a.kind}: `), a.detail));
+  const live = s?.state === 'running' || s?.state === 'stopping';
+  if (live && s?.paused) {
+    items.unshift(el('li', { 'data-kind': 'paused' }, el('b', {}, 'paused: '),
+      `${s.paused}. The crawl retries by itself; no URL loses a try meanwhile.`));
+  } else if (live && s?.hosts_waiting) {
+    items.unshift(el('li', { 'data-kind': 'hosts-waiting' }, el('b', {}, 'waiting: '),
+      `${s.hosts_waiting} failing host${s.hosts_waiting === 1 ? '' : 's'} will be tried again later.`));
+  }
+  $('alarms').replaceChildren(...items);
 }
 
 /**

@@ -43,6 +43,10 @@ export class ModelStore {
     this.loading = null;
     /** Bytes of the model as last saved (its size is shown in the UI). */
     this.bytes = 0;
+    /** Counts replacements: a load that started before one must not overwrite its model. */
+    this.generation = 0;
+    /** Test hook: milliseconds a load waits after reading the cache (a slow first load). */
+    this.loadDelayMs = 0;
   }
 
   /**
@@ -57,8 +61,12 @@ export class ModelStore {
 
   /** @returns {Promise<ForagerModel>} */
   async load() {
+    const generation = this.generation;
     await ensureWasm();
     const stored = await chrome.storage.local.get([STORAGE_KEY, SOURCE_KEY]);
+    if (this.loadDelayMs) await new Promise((r) => setTimeout(r, this.loadDelayMs));
+    // A refresh from the host landed while this load waited: its model wins.
+    if (this.generation !== generation && this.model) return this.model;
     if (typeof stored[STORAGE_KEY] === 'string') {
       try {
         const bytes = base64ToBytes(stored[STORAGE_KEY]);
@@ -72,6 +80,7 @@ export class ModelStore {
       const res = await fetch(chrome.runtime.getURL('pkg/starter.fgm'));
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       const bytes = new Uint8Array(await res.arrayBuffer());
+      if (this.generation !== generation && this.model) return this.model;
       this.set(ForagerModel.fromBytes(bytes), 'starter', bytes.length);
     } catch (e) {
       console.warn('forager: no starter model (pkg/starter.fgm), starting empty:', e);
@@ -100,6 +109,7 @@ export class ModelStore {
   async replace(bytes, source) {
     await ensureWasm();
     this.set(ForagerModel.fromBytes(bytes), source, bytes.length);
+    this.generation++;
     await chrome.storage.local.set({ [STORAGE_KEY]: bytesToBase64(bytes), [SOURCE_KEY]: source });
   }
 

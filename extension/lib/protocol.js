@@ -14,7 +14,9 @@ export const PROTOCOL_VERSION = 1;
  * @typedef {{kind: string, detail: string}} Alarm the crawl monitor's stagnation/diffusion alarm
  * @typedef {{state: 'idle' | 'running' | 'stopping', fetched: number, frontier: number,
  *   pages_per_sec: number, errors: number, recent_relevance: number,
- *   alarms?: (Alarm | string)[]}} Status `alarms`: sent by hosts with the crawl monitor
+ *   alarms?: (Alarm | string)[], paused?: string | null, hosts_waiting?: number,
+ *   parked?: number}} Status `alarms`: sent by hosts with the crawl monitor; `paused`: why every
+ *   fetch fails for the crawler's own reason (a dead proxy), while the crawl waits and retries
  * @typedef {{id: number, parent: number, path: string, name: string, title: string, good: boolean,
  *   examples: number, subtree_examples: number, self_trained?: number}} TopicInfo
  * @typedef {{seq: number, url: string, relevance: number, title: string}} Page
@@ -27,7 +29,8 @@ export const PROTOCOL_VERSION = 1;
 /**
  * Every request: its fields and its result, keyed on `type`.
  * @typedef {{
- *   hello: {fields: {version: number}, result: {version: number, host: string, crawl: Status}},
+ *   hello: {fields: {version: number}, result: {version: number, host: string, crawl: Status,
+ *     model_error?: string | null}},
  *   topics: {fields: {}, result: TopicsResult},
  *   add_topic: {fields: {parent: number, name: string}, result: {id: number, topics: TopicInfo[]}},
  *   rename_topic: {fields: {topic: number, name: string}, result: TopicsResult},
@@ -36,7 +39,7 @@ export const PROTOCOL_VERSION = 1;
  *   set_good: {fields: {topic: number, good: boolean}, result: TopicsResult},
  *   add_example: {fields: {topic: number, url: string, text: string}, result: TopicsResult},
  *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
- *   start_crawl: {fields: CrawlOptions, result: {started: boolean, status: Status}},
+ *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, status: Status}},
  *   stop_crawl: {fields: {}, result: StatusResult},
  *   status: {fields: {}, result: StatusResult},
  *   hubs: {fields: {top?: number}, result: HubsResult},
@@ -45,7 +48,8 @@ export const PROTOCOL_VERSION = 1;
  * }} RequestMap
  * @typedef {keyof RequestMap} RequestType
  * @typedef {{seeds: string[], pages?: number | null, proxy?: string | null, apprentice?: boolean,
- *   delay?: number | null}} CrawlOptions (null, from the popup: forget the remembered value)
+ *   delay?: number | null, retry_failed?: boolean}} CrawlOptions (null, from the popup: forget the
+ *   remembered value; `retry_failed` puts the failed URLs back in the frontier first)
  */
 
 /**

@@ -42,7 +42,9 @@ const TOPIC_FIELDS = /** @type {const} */ (['topic', 'parent']);
 export async function applyEdit(edit, { port, models }, { batch = false } = {}) {
   if (port.connected) {
     const { type, ...fields } = edit;
-    const r = /** @type {any} */ (await port.request(type, /** @type {any} */ (fields)));
+    // The paths the user saw: the host refuses the edit if its topics of these ids differ.
+    const expect = topicPaths(edit, await models.topics());
+    const r = /** @type {any} */ (await port.request(type, /** @type {any} */ ({ ...fields, expect })));
     if (batch) return { ...pick(r), topics: r.topics, offline: false };
     await models.refreshFromHost(port);
     return { ...pick(r), topics: await models.topics(), offline: false };

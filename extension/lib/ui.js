@@ -61,7 +61,7 @@ export function showHost(host) {
 export function statusText(s) {
   if (!s) return 'no crawl status';
   return `${s.state} · fetched ${s.fetched} · frontier ${s.frontier} · ${fixed(s.pages_per_sec, 1)} pages/s` +
-    (s.errors ? ` · ${s.errors} errors` : '');
+    (s.errors ? ` · ${s.errors} errors` : '') + (s.paused ? ` · PAUSED: ${s.paused}` : '');
 }
 
 /**

@@ -25,6 +25,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -453,6 +454,45 @@ test('(f2) "crawl more from here" on a hub starts a crawl with the remembered op
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
 });
 
+test('(p) a dead proxy pauses the crawl with an alarm and burns no URL; the right proxy and "Retry failed" resume it', async () => {
+  assert.ok(S.popup && S.panel);
+  const [popup, panel] = [S.popup, S.panel];
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  const frontier = await numAttr(panel, '#frontier', 'data-value');
+  assert.ok(frontier > 0, 'a frontier to protect');
+  const dead = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
+      srv.close(() => resolve(port));
+    });
+  });
+  await popup.fill('#seeds', '');
+  await popup.fill('#proxy', `http://127.0.0.1:${dead}`);
+  await popup.click('#start-crawl');
+  await panel.waitForSelector('#alarms li[data-kind="paused"]', { timeout: 20_000 });
+  const alarm = await panel.textContent('#alarms li[data-kind="paused"]') ?? '';
+  assert.match(alarm, new RegExp(`proxy 127\\.0\\.0\\.1:${dead} refuses connections`));
+  assert.match(await popup.textContent('#status-line') ?? '', /PAUSED: proxy/);
+  await popup.click('#stop-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 15_000 });
+  const db = path.join(S.home, 'crawl.db');
+  const { stdout } = await forager(['sql', db, 'SELECT count(*) AS n FROM doc WHERE status = 0']);
+  const left = Number(stdout.trim().split('\n')[1]);
+  assert.ok(left >= frontier - 16, `the frontier survived the dead proxy (${left} of ${frontier} left)`);
+  const failed = await forager(['sql', db, "SELECT count(*) FROM doc WHERE error IN ('proxy', 'connect')"]);
+  assert.equal(Number(failed.stdout.trim().split('\n')[1]), 0, 'no URL failed for the proxy');
+  // The right proxy again: "Retry failed" starts and the crawl fetches.
+  const before = await numAttr(panel, '#fetched', 'data-value');
+  await popup.fill('#proxy', S.proxy);
+  await popup.click('#retry-failed');
+  await popup.waitForFunction(() => /back in the frontier/.test(document.getElementById('crawl-note')?.textContent ?? ''),
+    null, { timeout: 10_000 });
+  await waitFor('the crawl to fetch again', async () => (await numAttr(panel, '#fetched', 'data-value')) > before, 30_000);
+  assert.equal(await panel.locator('#alarms li[data-kind="paused"]').count(), 0, 'no pause once fetching');
+  await popup.click('#stop-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+});
+
 test('(n) popup: bad seeds refused, cleared options forgotten, Restart while running, notices dismissed, keyboard tree, side panel button', async () => {
   assert.ok(S.popup && S.panel);
   const [popup, panel] = [S.popup, S.panel];
@@ -664,6 +704,52 @@ test('(o) rename, move and delete a topic from the popup, on the host too', asyn
   await popup.click('#delete-topic');
   await popup.waitForSelector('li[data-path="/Computing/Bookmarked"]', { state: 'detached', timeout: 10_000 });
   assert.ok(!(await hostPaths()).some((/** @type {string} */ p) => p.endsWith('/Bookmarked')), 'deleted on the host');
+});
+
+test('(q) a slow first model load never replaces the host\'s model, and an edit made on a stale copy is refused', async () => {
+  const hostTopics = await inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics);
+  const got = await inWorker(async () => {
+    const f = /** @type {any} */ (globalThis).forager;
+    const res = await fetch(chrome.runtime.getURL('pkg/starter.fgm'));
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    let bin = '';
+    for (const b of bytes) bin += String.fromCharCode(b);
+    // The cache holds the starter model (as after a first run without the host) and the
+    // first load is slow: the host's model arrives while it waits.
+    await chrome.storage.local.set({ model: btoa(bin), modelSource: 'cache' });
+    f.models.model = null;
+    f.models.loadDelayMs = 1500;
+    const slow = f.models.get();
+    await f.models.refreshFromHost(f.port);
+    await slow;
+    f.models.loadDelayMs = 0;
+    return { source: f.models.source, paths: (await f.models.topics()).map((/** @type {any} */ t) => t.path) };
+  });
+  assert.equal(got.source, 'host');
+  assert.deepEqual(got.paths.sort(), hostTopics.map((/** @type {any} */ t) => t.path).sort());
+
+  // A stale copy (the starter's ids) edits by id: the host sees the paths differ and refuses.
+  const r = await inWorker(async () => {
+    const f = /** @type {any} */ (globalThis).forager;
+    const res = await fetch(chrome.runtime.getURL('pkg/starter.fgm'));
+    await f.models.replace(new Uint8Array(await res.arrayBuffer()), 'cache');
+    const local = (await f.models.topics()).find((/** @type {any} */ t) => t.path === '/Leisure/Sports');
+    let error = '';
+    try {
+      await f.handle({ type: 'set_good', topic: local.id, good: true });
+    } catch (e) {
+      error = String(/** @type {any} */ (e)?.message ?? e);
+    }
+    await f.models.refreshFromHost(f.port);
+    return { id: local.id, error };
+  });
+  const same = hostTopics.find((/** @type {any} */ t) => t.id === r.id);
+  assert.ok(same && same.path !== '/Leisure/Sports', 'the ids of the two taxonomies collide (the test needs that)');
+  assert.match(r.error, /is not \/Leisure\/Sports on the host/);
+  const after = await inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics);
+  assert.equal(after.find((/** @type {any} */ t) => t.id === r.id).good, same.good, 'the host topic is unchanged');
 });
 
 test('(i) WASM classification latency of a 100 KB page inside the extension', async (t) => {
