@@ -92,7 +92,6 @@ function showStatus(s) {
   const items = alarms.map((a) => typeof a === 'string'
     ? el('li', {}, a)
     : el('li', { 'data-kind': a.kind }, el('b', {}, `${a.kind}: `), a.detail));
-  const live = s?.state === 'running' || s?.state === 'stopping';
   if (live && s?.paused) {
     items.unshift(el('li', { 'data-kind': 'paused' }, el('b', {}, 'paused: '),
       `${s.paused}. The crawl retries by itself; no URL loses a try meanwhile.`));

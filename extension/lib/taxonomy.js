@@ -33,17 +33,18 @@ const TOPIC_FIELDS = /** @type {const} */ (['topic', 'parent']);
 
 /**
  * Applies an edit through the host when it is connected, else locally. With `batch`, the
- * browser's copy is neither refreshed nor saved: the caller calls `finishBatch` at the end.
+ * browser's copy is neither refreshed nor saved: the caller calls `finishBatch` at the end,
+ * and passes `seen`, the topics as the batch's last host reply gave them.
  * @param {TopicEdit} edit
  * @param {{port: HostPort, models: ModelStore}} ctx
- * @param {{batch?: boolean}} [options]
+ * @param {{batch?: boolean, seen?: TopicInfo[]}} [options]
  * @returns {Promise<EditResult>}
  */
-export async function applyEdit(edit, { port, models }, { batch = false } = {}) {
+export async function applyEdit(edit, { port, models }, { batch = false, seen } = {}) {
   if (port.connected) {
     const { type, ...fields } = edit;
     // The paths the user saw: the host refuses the edit if its topics of these ids differ.
-    const expect = topicPaths(edit, await models.topics());
+    const expect = topicPaths(edit, seen ?? await models.topics());
     const r = /** @type {any} */ (await port.request(type, /** @type {any} */ ({ ...fields, expect })));
     if (batch) return { ...pick(r), topics: r.topics, offline: false };
     await models.refreshFromHost(port);
@@ -86,14 +87,16 @@ export async function importFolders(folders, ctx) {
       const name = folder.name.replace(/[\/\\\s]+/g, ' ').trim() || 'Bookmarks';
       let topic = topics.find((t) => t.parent === 0 && t.id !== 0 && t.name === name)?.id;
       if (topic === undefined) {
-        const r = await applyEdit({ type: 'add_topic', parent: 0, name }, ctx, { batch: true });
+        const r = await applyEdit({ type: 'add_topic', parent: 0, name }, ctx, { batch: true, seen: topics });
         topic = /** @type {number} */ (r.id);
         topics = r.topics;
         nTopics++;
       }
       for (const page of folder.pages) {
         try {
-          await applyEdit({ type: 'add_example', topic, url: page.url, text: page.text }, ctx, { batch: true });
+          const r = await applyEdit({ type: 'add_example', topic, url: page.url, text: page.text }, ctx,
+            { batch: true, seen: topics });
+          topics = r.topics;
           nExamples++;
         } catch (e) {
           errors.push(`${page.url}: ${errorText(e)}`);

@@ -159,8 +159,17 @@ async function openExtensionPage(file, viewport, ctx = S.ctx) {
   const page = await ctx.newPage();
   page.on('pageerror', (e) => S.pageErrors.push(`${file}: ${e}`));
   await page.setViewportSize(viewport);
+  /** @type {string[]} */
+  const consoleLines = [];
+  page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
   await page.goto(`chrome-extension://${S.extId}/${file}`);
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+  try {
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+  } catch (e) {
+    // Say why the page never became ready: its console and uncaught errors.
+    throw new Error(`${file} never became ready: ${e}\nconsole:\n${consoleLines.join('\n')}` +
+      `\npage errors:\n${S.pageErrors.join('\n')}`);
+  }
   return page;
 }
 
@@ -471,7 +480,7 @@ test('(p) a dead proxy pauses the crawl with an alarm and burns no URL; the righ
   await popup.click('#start-crawl');
   await panel.waitForSelector('#alarms li[data-kind="paused"]', { timeout: 20_000 });
   const alarm = await panel.textContent('#alarms li[data-kind="paused"]') ?? '';
-  assert.match(alarm, new RegExp(`proxy 127\\.0\\.0\\.1:${dead} refuses connections`));
+  assert.match(alarm, new RegExp(`proxy http://127\\.0\\.0\\.1:${dead} refuses connections`));
   assert.match(await popup.textContent('#status-line') ?? '', /PAUSED: proxy/);
   await popup.click('#stop-crawl');
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 15_000 });
