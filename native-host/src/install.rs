@@ -110,6 +110,10 @@ pub fn manifest_dir(browser: Browser, user_data_dir: Option<&Path>) -> Result<Pa
     })
 }
 
+/// The extension's gecko id (`browser_specific_settings.gecko.id` in extension/manifest.json):
+/// Firefox names the extensions a host allows by it.
+pub const FIREFOX_EXTENSION_ID: &str = "forager@example.invalid";
+
 /// The host manifest for `browser`, from the template.
 pub fn manifest(browser: Browser, binary: &Path, extension_id: &str) -> Result<String, String> {
     let mut v: serde_json::Value =
@@ -120,7 +124,7 @@ pub fn manifest(browser: Browser, binary: &Path, extension_id: &str) -> Result<S
         if let Some(o) = v.as_object_mut() {
             o.remove("allowed_origins");
         }
-        v["allowed_extensions"] = serde_json::json!(["forager@example.invalid"]);
+        v["allowed_extensions"] = serde_json::json!([FIREFOX_EXTENSION_ID]);
     } else {
         v["allowed_origins"] = serde_json::json!([format!("chrome-extension://{extension_id}/")]);
     }
@@ -130,6 +134,19 @@ pub fn manifest(browser: Browser, binary: &Path, extension_id: &str) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_firefox_manifest_allows_the_id_the_extension_declares() {
+        let ext: serde_json::Value =
+            serde_json::from_str(include_str!("../../extension/manifest.json")).unwrap();
+        assert_eq!(
+            ext["browser_specific_settings"]["gecko"]["id"],
+            FIREFOX_EXTENSION_ID
+        );
+        let m = manifest(Browser::Firefox, Path::new("/usr/bin/forager"), "").unwrap();
+        let m: serde_json::Value = serde_json::from_str(&m).unwrap();
+        assert_eq!(m["allowed_extensions"], serde_json::json!([FIREFOX_EXTENSION_ID]));
+    }
 
     #[test]
     fn id_from_key_uses_letters_a_to_p() {
