@@ -265,6 +265,10 @@ enum Cmd {
         /// Seed of the generated web.
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// Off-taxonomy regions (0-4): clusters of sites about none of the topics, densely
+        /// linked and popular, with vocabularies that partly overlap the topics'.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
+        off_taxonomy: u8,
     },
     /// Accuracy of the hierarchical classifier and a flat baseline on a mini-web.
     Eval {
@@ -637,10 +641,16 @@ fn main() -> Result<()> {
                 anyhow::Ok(())
             })?;
         }
-        Cmd::GenWeb { out, seed, planted } => {
+        Cmd::GenWeb {
+            out,
+            seed,
+            planted,
+            off_taxonomy,
+        } => {
             let cfg = forager::synthweb::SynthConfig {
                 seed,
                 planted,
+                off_taxonomy: off_taxonomy.into(),
                 ..Default::default()
             };
             let web = forager::synthweb::SynthWeb::generate(&cfg);

@@ -4,7 +4,10 @@
 //!
 //! It has a taxonomy with distinct real-English vocabularies, sites of mixed topics, topical
 //! locality of links, navigation templates, popular irrelevant pages that everything links to,
-//! hub pages, dead links, a robots.txt-disallowed area, and a calendar spider trap.
+//! hub pages, dead links, a robots.txt-disallowed area, and a calendar spider trap; on request,
+//! off-taxonomy regions ([`off_taxonomy`]).
+
+pub mod off_taxonomy;
 
 use crate::miniweb::{MiniWeb, Task};
 use rand::seq::IndexedRandom;
@@ -105,6 +108,9 @@ pub struct SynthConfig {
     /// links lead to pages of the first topic, and its other links go anywhere; all anchors
     /// are neutral words, so only the heading tells the two lists apart.
     pub planted: bool,
+    /// Off-taxonomy regions (up to [`off_taxonomy::REGIONS`]), each of `sites / 10` sites
+    /// about none of the topics; 0 leaves the web as it was, byte for byte.
+    pub off_taxonomy: usize,
 }
 
 impl Default for SynthConfig {
@@ -116,6 +122,7 @@ impl Default for SynthConfig {
             examples_per_topic: 12,
             seeds_per_task: 5,
             planted: false,
+            off_taxonomy: 0,
         }
     }
 }
@@ -127,12 +134,15 @@ pub struct SynthWeb {
     pub files: BTreeMap<String, String>,
     /// The web's topics, examples, labels and tasks, as a mini-web.
     pub web: MiniWeb,
+    /// URL → region of every page in an off-taxonomy region (these pages have no label).
+    pub off_taxonomy: BTreeMap<String, String>,
 }
 
 struct PageSpec {
     url: String,
     topic: Option<usize>,
     site: usize,
+    region: Option<usize>,
 }
 
 /// The calendar trap: `http://events.test/calendar/Y/M` links to the next month, forever.
@@ -197,6 +207,36 @@ fn paragraph<R: Rng>(
     s
 }
 
+/// Appends the off-taxonomy regions' sites and pages; returns each region's page indices,
+/// shuffled so that its popular head spreads over its sites.
+fn add_regions(
+    cfg: &SynthConfig,
+    rng: &mut ChaCha8Rng,
+    site_names: &mut Vec<String>,
+    pages: &mut Vec<PageSpec>,
+) -> Vec<Vec<usize>> {
+    use rand::seq::SliceRandom;
+    let n = cfg.off_taxonomy.min(off_taxonomy::REGIONS.len());
+    let mut regions = vec![Vec::new(); n];
+    for (r, list) in regions.iter_mut().enumerate() {
+        for k in 0..(cfg.sites / 10).max(1) {
+            let s = site_names.len();
+            site_names.push(format!("{}-{k}.test", off_taxonomy::REGIONS[r].0));
+            for p in 0..cfg.pages_per_site {
+                list.push(pages.len());
+                pages.push(PageSpec {
+                    url: format!("http://{}/p{p}.html", site_names[s]),
+                    topic: None,
+                    site: s,
+                    region: Some(r),
+                });
+            }
+        }
+        list.shuffle(rng);
+    }
+    regions
+}
+
 impl SynthWeb {
     /// Generates the web for `cfg`.
     pub fn generate(cfg: &SynthConfig) -> SynthWeb {
@@ -230,9 +270,23 @@ impl SynthWeb {
                     url: format!("http://{}/{dir}p{p}.html", site_names[s]),
                     topic,
                     site: s,
+                    region: None,
                 });
             }
         }
+        let n_normal = pages.len();
+        // Regions draw from their own generator, so that without them the web is unchanged.
+        let mut orng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0ff7_a8e0);
+        let regions = add_regions(cfg, &mut orng, &mut site_names, &mut pages);
+        let region_vocab: Vec<Vec<&str>> = (off_taxonomy::REGIONS.iter())
+            .map(|r| words(r.1))
+            .collect();
+        let region_urls: Vec<Vec<&str>> = (regions.iter())
+            .map(|r| r.iter().map(|&i| pages[i].url.as_str()).collect())
+            .collect();
+        let region_sizes: Vec<usize> = regions.iter().map(Vec::len).collect();
+        let normal_urls: Vec<&str> = pages[..n_normal].iter().map(|p| p.url.as_str()).collect();
+        let mut off_tax = BTreeMap::new();
         let by_topic: Vec<Vec<usize>> = (0..nt)
             .map(|t| {
                 (0..pages.len())
@@ -245,6 +299,21 @@ impl SynthWeb {
         let mut labels = HashMap::new();
         for (i, pg) in pages.iter().enumerate() {
             let site = &site_names[pg.site];
+            if let Some(r) = pg.region {
+                let spec = off_taxonomy::RegionPage {
+                    site,
+                    portal: &popular[i % popular.len()],
+                    own: &region_vocab[r],
+                    vocab: &vocab,
+                    common: &common,
+                    region: &region_urls[r],
+                    elsewhere: &normal_urls,
+                    is_hub: i % 5 == 0,
+                };
+                files.insert(pg.url.clone(), off_taxonomy::page_html(&mut orng, &spec));
+                off_tax.insert(pg.url.clone(), off_taxonomy::REGIONS[r].0.to_owned());
+                continue;
+            }
             let topic_words = pg.topic.map(|t| vocab[t].as_slice());
             let title_word = pg.topic.map_or("notes", |t| zipf(&mut rng, &vocab[t]));
             let mut html = String::new();
@@ -273,7 +342,7 @@ impl SynthWeb {
                     Some(t) if !cfg.planted && rng.random_bool(if is_hub { 0.95 } else { 0.6 }) => {
                         *by_topic[t].choose(&mut rng).unwrap_or(&i)
                     }
-                    _ => rng.random_range(0..pages.len()),
+                    _ => rng.random_range(0..n_normal),
                 };
                 if j == i {
                     continue;
@@ -293,6 +362,10 @@ impl SynthWeb {
                     let _ = write!(html, "<li><a href=\"{}\">{a}</a></li>", pages[j].url);
                 }
                 html.push_str("</ul><h2>Elsewhere</h2>");
+            }
+            if let Some((r, k)) = off_taxonomy::inbound_link(&mut orng, &region_sizes) {
+                let anchor = zipf(&mut orng, &region_vocab[r]);
+                links.push((region_urls[r][k].to_owned(), anchor.to_owned()));
             }
             if rng.random_bool(0.15) {
                 links.push((format!("http://{site}/missing-{i}.html"), "old page".into()));
@@ -340,7 +413,7 @@ impl SynthWeb {
         }
         for (i, p) in popular.iter().enumerate() {
             let mut html = format!("<!DOCTYPE html><html><head><title>Portal {i}</title></head><body><h1>Welcome to the portal</h1><p>{}</p><ul>", paragraph(&mut rng, None, &vocab, &common, 80));
-            for name in site_names.iter().step_by(7) {
+            for name in site_names[..cfg.sites].iter().step_by(7) {
                 let _ = write!(html, "<li><a href=\"http://{name}/\">{name}</a></li>");
             }
             html.push_str("</ul></body></html>");
@@ -395,6 +468,7 @@ impl SynthWeb {
         SynthWeb {
             web: MiniWeb::in_memory(files_arc, topics, examples, labels, tasks),
             files,
+            off_taxonomy: off_tax,
         }
     }
 
@@ -436,6 +510,11 @@ impl SynthWeb {
             .collect();
         labels.sort();
         std::fs::write(dir.join("labels.tsv"), tsv(labels))?;
+        if !self.off_taxonomy.is_empty() {
+            // Not part of the mini-web format: which unlabelled pages are in a region, and which.
+            let rows = (self.off_taxonomy.iter()).map(|(u, r)| format!("{u}\t{r}"));
+            std::fs::write(dir.join("off_taxonomy.tsv"), tsv(rows.collect()))?;
+        }
         let tasks: Vec<serde_json::Value> = self
             .web
             .tasks
