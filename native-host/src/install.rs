@@ -145,7 +145,10 @@ mod tests {
         );
         let m = manifest(Browser::Firefox, Path::new("/usr/bin/forager"), "").unwrap();
         let m: serde_json::Value = serde_json::from_str(&m).unwrap();
-        assert_eq!(m["allowed_extensions"], serde_json::json!([FIREFOX_EXTENSION_ID]));
+        assert_eq!(
+            m["allowed_extensions"],
+            serde_json::json!([FIREFOX_EXTENSION_ID])
+        );
     }
 
     #[test]

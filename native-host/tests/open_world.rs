@@ -203,3 +203,60 @@ fn not_relevant_from_the_command_line() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not marked"));
 }
+
+/// A web with off-taxonomy regions (dense, popular, words partly shared with a topic): crawled
+/// as a user runs it (concurrent soft focus, default settings), the distiller's top hubs and
+/// authorities hold none of the regions' pages, for each task whose topic a region imitates.
+#[test]
+fn off_taxonomy_regions_stay_out_of_the_top_hubs_and_authorities() {
+    let dir = tmp("ow-hubs");
+    let web = dir.join("web");
+    run(forager()
+        .args(["gen-web", "--off-taxonomy", "4", "--out"])
+        .arg(&web));
+    let regions: std::collections::HashMap<String, String> =
+        (std::fs::read_to_string(web.join("off_taxonomy.tsv"))
+            .unwrap()
+            .lines())
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(u, r)| (u.to_owned(), r.to_owned()))
+        .collect();
+    assert_eq!(regions.len(), 4 * 10 * 40, "four regions of ten sites");
+    let labels = std::fs::read_to_string(web.join("labels.tsv")).unwrap();
+    assert!(
+        labels
+            .lines()
+            .all(|l| !regions.contains_key(l.split('\t').next().unwrap())),
+        "region pages have no label"
+    );
+    for task in ["finance", "programming", "astronomy", "biology"] {
+        let db = dir.join(format!("{task}.db"));
+        run(forager()
+            .args(["crawl", "--task", task, "--pages", "1000", "--web"])
+            .arg(&web)
+            .arg("--db")
+            .arg(&db));
+        // The crawl does meet the regions: the test would be empty otherwise.
+        let met = run(forager()
+            .arg("sql")
+            .arg(&db)
+            .arg("SELECT url FROM doc WHERE fetch_seq IS NOT NULL"));
+        let met = met.lines().filter(|u| regions.contains_key(*u)).count();
+        assert!(met >= 20, "{task}: only {met} region pages fetched");
+        let out = run(forager()
+            .args(["distill", "--top", "10", "--json"])
+            .arg(&db));
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        for list in ["hubs", "authorities"] {
+            let top: Vec<&str> = (v[list].as_array().unwrap().iter())
+                .map(|h| h["url"].as_str().unwrap())
+                .collect();
+            assert_eq!(top.len(), 10, "{task} {list}: {top:?}");
+            let off: Vec<&&str> = top.iter().filter(|u| regions.contains_key(**u)).collect();
+            assert!(
+                off.is_empty(),
+                "{task} {list}: off-taxonomy {off:?} in {top:?}"
+            );
+        }
+    }
+}

@@ -278,9 +278,8 @@ impl SynthWeb {
         // Regions draw from their own generator, so that without them the web is unchanged.
         let mut orng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0ff7_a8e0);
         let regions = add_regions(cfg, &mut orng, &mut site_names, &mut pages);
-        let region_vocab: Vec<Vec<&str>> = (off_taxonomy::REGIONS.iter())
-            .map(|r| words(r.1))
-            .collect();
+        let region_vocab: Vec<Vec<&str>> =
+            (off_taxonomy::REGIONS.iter()).map(|r| words(r.1)).collect();
         let region_urls: Vec<Vec<&str>> = (regions.iter())
             .map(|r| r.iter().map(|&i| pages[i].url.as_str()).collect())
             .collect();

@@ -109,7 +109,11 @@ pub(super) fn page_html<R: Rng>(rng: &mut R, p: &RegionPage<'_>) -> String {
         let text = super::paragraph(rng, Some(p.own), p.vocab, p.common, n);
         html.push_str(&format!("<p>{text}</p>"));
     }
-    html.push_str(if p.is_hub { "<h2>Resources</h2><ul>" } else { "<ul>" });
+    html.push_str(if p.is_hub {
+        "<h2>Resources</h2><ul>"
+    } else {
+        "<ul>"
+    });
     for _ in 0..if p.is_hub { 25 } else { 6 } {
         let (url, anchor) = match region_link(rng, p.region.len(), p.is_hub) {
             Some(j) => (p.region[j], super::zipf(rng, p.own)),
