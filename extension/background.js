@@ -264,7 +264,6 @@ async function startCrawl(options) {
     if (options[k] === null) delete remembered[k];
     else if (options[k] !== undefined) /** @type {any} */ (remembered)[k] = options[k];
   }
-  await chrome.storage.local.set({ [CRAWL_OPTIONS_KEY]: remembered });
   /** @type {CrawlOptions} */
   const request = { seeds: options.seeds ?? [] };
   if (remembered.pages) request.pages = remembered.pages;
@@ -272,10 +271,13 @@ async function startCrawl(options) {
   if (remembered.delay !== undefined && remembered.delay !== null) request.delay = remembered.delay;
   if (remembered.apprentice !== undefined) request.apprentice = remembered.apprentice;
   if (options.retry_failed) request.retry_failed = true;
+  if (options.from?.length) request.from = options.from;
   if (crawl.status && crawl.status.state !== 'idle') {
     crawl.status = (await port.request('stop_crawl', {}, { timeoutMs: STOP_TIMEOUT_MS })).status;
   }
   const r = await port.request('start_crawl', request);
+  // Remembered only once the host accepted them: a refused value must not break later starts.
+  await chrome.storage.local.set({ [CRAWL_OPTIONS_KEY]: remembered });
   crawl.status = r.status;
   crawl.lastStop = null;
   broadcast({ type: 'host_event', event: { type: 'progress', status: r.status } });

@@ -174,24 +174,66 @@ button('forget-learned').addEventListener('click', () => act(button('forget-lear
   showTopics(s.model.topics);
 }));
 
+/**
+ * Reads one Advanced field: null when empty (the host's default), else `parse`'s value. A
+ * refusal is shown under the field, which is opened and focused, and stops the start.
+ * @template T
+ * @param {string} id
+ * @param {(raw: string) => {value: T} | {error: string}} parse
+ * @returns {T | null}
+ */
+function field(id, parse) {
+  const box = input(id);
+  const raw = box.value.trim();
+  const r = box.validity.badInput ? { error: 'not a number' } : raw === '' ? { value: null } : parse(raw);
+  const message = 'error' in r ? r.error : '';
+  $(`${id}-error`).textContent = message;
+  box.setAttribute('aria-invalid', String(Boolean(message)));
+  if ('error' in r) {
+    /** @type {HTMLDetailsElement} */ ($('advanced')).open = true;
+    box.focus();
+    throw new Error(`${box.labels?.[0]?.textContent?.trim() ?? id}: ${message}`);
+  }
+  return r.value;
+}
+
+/** The Advanced options, checked as the host checks them; throws on the first bad one. */
+function crawlOptions() {
+  const pages = field('budget', (raw) => {
+    const n = Number(raw);
+    return Number.isInteger(n) && n >= 1 && n <= 10_000_000 ? { value: n }
+      : { error: 'a whole number of pages from 1 to 10,000,000' };
+  });
+  const proxy = field('proxy', (raw) => {
+    try {
+      const u = new URL(raw);
+      if (u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return { value: raw };
+    } catch { /* not a URL */ }
+    return { error: 'a proxy on this computer: http://127.0.0.1:PORT' };
+  });
+  const delay = field('delay', (raw) => {
+    const n = Number(raw);
+    return Number.isFinite(n) && n >= 0 && n <= 60 ? { value: n } : { error: 'seconds from 0 to 60' };
+  });
+  return { pages, proxy, delay };
+}
+
 button('start-crawl').addEventListener('click', () => act(button('start-crawl'), async () => {
   const seeds = /** @type {HTMLTextAreaElement} */ ($('seeds')).value.split(/\s+/).filter((u) => u);
   const bad = seeds.filter((u) => !/^https?:\/\/[^/\s]+/i.test(u));
   if (bad.length) throw new Error(`seeds must be http(s) URLs: ${bad.slice(0, 3).join(', ')}${bad.length > 3 ? ', …' : ''}`);
   // An empty field is sent as null: the worker forgets the value it remembered.
-  const proxy = input('proxy').value.trim();
+  const { pages, proxy, delay } = crawlOptions();
   const r = await send({ type: 'start_crawl', seeds, apprentice: input('apprentice').checked,
-    pages: input('budget').value ? Number(input('budget').value) : null,
-    proxy: proxy || null,
-    delay: input('delay').value !== '' ? Number(input('delay').value) : null });
+    pages, proxy, delay });
   crawlStatus = r.status;
   showNotice(null);
   showStatus();
 }));
 button('retry-failed').addEventListener('click', () => act(button('retry-failed'), async () => {
   // The remembered options and a fresh proxy value, as Start would send them.
-  const proxy = input('proxy').value.trim();
-  const r = await send({ type: 'start_crawl', seeds: [], retry_failed: true, proxy: proxy || null });
+  const { proxy } = crawlOptions();
+  const r = await send({ type: 'start_crawl', seeds: [], retry_failed: true, proxy });
   crawlStatus = r.status;
   $('crawl-note').textContent = `${r.retried ?? 0} failed URL${r.retried === 1 ? '' : 's'} back in the frontier`;
   showNotice(null);

@@ -111,10 +111,15 @@ function showLinks(id, list) {
   $(id).replaceChildren(...list.map((h) => {
     const link = el('a', { href: h.url, title: h.url }, shortUrl(h.url));
     link.addEventListener('click', (e) => { e.preventDefault(); openTab(h.url); });
-    const more = el('button', { class: 'crawl-more small-button', title: 'crawl more from here: restart the crawl seeded with this page' }, 'crawl more');
+    const more = el('button', { class: 'crawl-more small-button',
+      title: 'crawl more from here: fetch the links of this page not fetched yet first',
+      'aria-label': `crawl more from ${shortUrl(h.url)}` }, 'crawl more');
     more.addEventListener('click', () => act(more, async () => {
-      await send({ type: 'start_crawl', seeds: [h.url] });
+      const r = await send({ type: 'start_crawl', seeds: [], from: [h.url] });
       showNotice(null);
+      $('more-note').textContent = r.queued
+        ? `${r.queued} link${r.queued === 1 ? '' : 's'} of ${shortUrl(h.url)} queued first`
+        : `${shortUrl(h.url)} has no links left to fetch; the crawl goes on from its frontier`;
     }));
     return el('li', { 'data-url': h.url }, link, el('span', { class: 'score' }, h.score.toFixed(3)), more);
   }));

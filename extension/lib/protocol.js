@@ -39,7 +39,8 @@ export const PROTOCOL_VERSION = 1;
  *   set_good: {fields: {topic: number, good: boolean}, result: TopicsResult},
  *   add_example: {fields: {topic: number, url: string, text: string}, result: TopicsResult},
  *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
- *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, status: Status}},
+ *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, queued?: number,
+ *     status: Status}},
  *   stop_crawl: {fields: {}, result: StatusResult},
  *   status: {fields: {}, result: StatusResult},
  *   hubs: {fields: {top?: number}, result: HubsResult},
@@ -48,8 +49,9 @@ export const PROTOCOL_VERSION = 1;
  * }} RequestMap
  * @typedef {keyof RequestMap} RequestType
  * @typedef {{seeds: string[], pages?: number | null, proxy?: string | null, apprentice?: boolean,
- *   delay?: number | null, retry_failed?: boolean}} CrawlOptions (null, from the popup: forget the
- *   remembered value; `retry_failed` puts the failed URLs back in the frontier first)
+ *   delay?: number | null, retry_failed?: boolean, from?: string[]}} CrawlOptions (null, from the
+ *   popup: forget the remembered value; `retry_failed` puts the failed URLs back in the frontier
+ *   first; `from`: "crawl more from here", fetched pages whose unvisited links go first)
  */
 
 /**

@@ -190,9 +190,8 @@ fn broken_messages_get_error_replies_never_crashes() {
     assert_eq!(h.exit_code(), 1);
 }
 
-#[test]
-fn crawls_in_the_background_and_streams_events() {
-    let home = tmp("native-crawl");
+/// The generated web served on loopback: (server process, its proxy URL, astronomy's seeds).
+fn serve_generated_web(home: &std::path::Path) -> (Child, String, Vec<String>) {
     let web = home.join("web");
     run(forager().args(["gen-web", "--out"]).arg(&web));
     let mut server = forager()
@@ -210,9 +209,11 @@ fn crawls_in_the_background_and_streams_events() {
     .unwrap();
     let proxy = format!("http://127.0.0.1:{}", line.trim());
     let w = forager::miniweb::MiniWeb::open(&web).unwrap();
-    let seeds = w.task("astronomy").unwrap().seeds.clone();
-    let mut h = Host::start(&home.join("host"));
-    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    (server, proxy, w.task("astronomy").unwrap().seeds.clone())
+}
+
+/// Marks /Science/Astronomy good on the host.
+fn mark_astronomy_good(h: &mut Host) {
     let topics = h.request(json!({"id": 10, "type": "topics"}));
     let astro = topics["result"]["topics"]
         .as_array()
@@ -222,6 +223,124 @@ fn crawls_in_the_background_and_streams_events() {
         .unwrap()["id"]
         .clone();
     h.request(json!({"id": 11, "type": "set_good", "topic": astro, "good": true}));
+}
+
+/// Waits for the crawl to stop; returns the event.
+fn until_stopped(h: &mut Host) -> Value {
+    let t = Instant::now();
+    loop {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "no crawl_stopped event"
+        );
+        let v = h.recv();
+        if v["type"] == "crawl_stopped" {
+            return v;
+        }
+    }
+}
+
+#[test]
+fn bad_crawl_options_are_refused_in_plain_words_and_start_nothing() {
+    let home = tmp("native-options");
+    let mut h = Host::start(&home);
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let cases = [
+        (json!({"pages": -5}), "page budget"),
+        (json!({"pages": 0}), "page budget"),
+        (json!({"pages": 2.5}), "page budget"),
+        (json!({"pages": 1e12}), "page budget"),
+        (json!({"delay": -3}), "delay"),
+        (json!({"delay": 61}), "delay"),
+        (json!({"proxy": "garbage"}), "proxy"),
+    ];
+    for (i, (fields, word)) in cases.into_iter().enumerate() {
+        let mut req = json!({"id": 10 + i, "type": "start_crawl", "seeds": ["http://a.test/"]});
+        for (k, v) in fields.as_object().unwrap() {
+            req[k] = v.clone();
+        }
+        let r = h.request(req);
+        assert_eq!(r["ok"], false, "{fields}: {r}");
+        let err = r["error"].as_str().unwrap();
+        assert!(err.contains(word), "{fields}: {err}");
+        assert!(
+            !err.contains("invalid") && !err.contains("expected"),
+            "jargon: {err}"
+        );
+        let s = h.request(json!({"id": 50, "type": "status"}));
+        assert_eq!(s["result"]["status"]["state"], "idle", "{fields}: {s}");
+    }
+    assert_eq!(h.exit_code(), 0);
+}
+
+/// "Crawl more from here" on a fetched page: its unvisited links are fetched first, and the
+/// reply says how many were queued.
+#[test]
+fn crawl_more_from_a_page_fetches_its_unvisited_links_first() {
+    let home = tmp("native-more");
+    let (mut server, proxy, seeds) = serve_generated_web(&home);
+    let mut h = Host::start(&home.join("host"));
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    mark_astronomy_good(&mut h);
+    let r = h.request(
+        json!({"id": 2, "type": "start_crawl", "seeds": seeds, "pages": 60,
+        "proxy": proxy, "delay": 0}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    until_stopped(&mut h);
+    let db = home.join("host").join("crawl.db");
+    let conn = forager::store::Store::open_read_only(&db).unwrap();
+    // The fetched page with the most unvisited links, and those links.
+    let (page, last): (String, i64) = conn
+        .query_row(
+            "SELECT s.url, (SELECT max(fetch_seq) FROM doc) FROM doc s JOIN link l ON l.oid_src = s.oid
+             JOIN doc d ON d.oid = l.oid_dst
+             WHERE s.status = 2 AND d.status = 0
+             GROUP BY s.oid ORDER BY count(*) DESC, s.url LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let links: Vec<String> = {
+        let mut st = conn
+            .prepare(
+                "SELECT d.url FROM doc s JOIN link l ON l.oid_src = s.oid
+                 JOIN doc d ON d.oid = l.oid_dst WHERE s.url = ?1 AND d.status = 0",
+            )
+            .unwrap();
+        let rows = st.query_map([&page], |r| r.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    };
+    assert!(links.len() >= 3, "{page}: {links:?}");
+    drop(conn);
+    let r = h.request(
+        json!({"id": 3, "type": "start_crawl", "seeds": [], "from": [page],
+        "pages": links.len() + 8, "proxy": proxy, "delay": 0}),
+    );
+    assert_eq!(r["result"]["queued"], links.len(), "{r}");
+    until_stopped(&mut h);
+    let conn = forager::store::Store::open_read_only(&db).unwrap();
+    let mut st = conn
+        .prepare("SELECT url FROM doc WHERE fetch_seq > ?1 ORDER BY fetch_seq")
+        .unwrap();
+    let next: Vec<String> = (st.query_map([last], |r| r.get(0)).unwrap())
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for l in &links {
+        assert!(next.contains(l), "{l} not among the next fetches {next:?}");
+    }
+    assert_eq!(h.exit_code(), 0);
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn crawls_in_the_background_and_streams_events() {
+    let home = tmp("native-crawl");
+    let (mut server, proxy, seeds) = serve_generated_web(&home);
+    let mut h = Host::start(&home.join("host"));
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    mark_astronomy_good(&mut h);
     let r = h.request(
         json!({"id": 2, "type": "start_crawl", "seeds": seeds, "pages": 300,
         "proxy": proxy, "delay": 0}),

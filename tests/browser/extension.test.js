@@ -447,7 +447,7 @@ test('(f) killing the host mid-crawl is reported, then the extension reconnects'
   }
 });
 
-test('(f2) "crawl more from here" on a hub starts a crawl with the remembered options', async () => {
+test('(f2) "crawl more from here" on a hub puts its links first, with the remembered options', async () => {
   assert.ok(S.popup && S.panel);
   const panel = S.panel;
   await panel.waitForSelector('#hubs li:first-child .crawl-more', { timeout: 10_000 });
@@ -458,6 +458,14 @@ test('(f2) "crawl more from here" on a hub starts a crawl with the remembered op
   assert.equal(options.proxy, S.proxy, 'the proxy typed in the popup was remembered');
   assert.equal(options.delay, 0);
   assert.equal(await panel.isVisible('#notice'), false, 'no error shown');
+  // The hub's own links go first, and the panel says how many (#14.3; their order is checked
+  // in the host's tests).
+  await panel.waitForFunction(() => /queued first|no links left/.test(document.getElementById('more-note')?.textContent ?? ''),
+    null, { timeout: 10_000 });
+  const note = await panel.textContent('#more-note') ?? '';
+  const queued = Number(note.match(/^(\d+) links? of /)?.[1] ?? 0);
+  assert.ok(queued > 0, `links queued: ${note}`);
+  assert.match(await panel.getAttribute('#hubs li:first-child .crawl-more', 'aria-label') ?? '', /^crawl more from \S+/);
   await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
   await S.popup.click('#stop-crawl');
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
@@ -524,6 +532,27 @@ test('(n) popup: bad seeds refused, cleared options forgotten, Restart while run
   assert.match(await popup.textContent('#notice-text') ?? '', /seeds must be http\(s\) URLs: example\.com$/);
   await popup.click('#notice-dismiss');
   assert.equal(await popup.isVisible('#notice'), false);
+
+  // Bad options: a message under the field, no crawl, nothing remembered (#14.4).
+  const remembered = async () => JSON.stringify(await inWorker(async () =>
+    (await chrome.storage.local.get('crawlOptions')).crawlOptions));
+  const kept = await remembered();
+  await popup.fill('#seeds', '');
+  if (!(await popup.getAttribute('#advanced', 'open') !== null)) await popup.click('#advanced summary');
+  for (const [id, value, says] of [['budget', '-5', /whole number of pages from 1/], ['budget', '2.5', /whole number/],
+    ['budget', '1e12', /10,000,000/], ['delay', '-3', /from 0 to 60/], ['proxy', 'garbage', /this computer/]]) {
+    const before = await popup.inputValue(`#${id}`);
+    await popup.fill(`#${id}`, value);
+    await popup.click('#start-crawl');
+    await popup.waitForFunction((i) => (document.getElementById(`${i}-error`)?.textContent ?? '') !== '', id, { timeout: 5000 });
+    assert.match(await popup.textContent(`#${id}-error`) ?? '', says, `${id}=${value}`);
+    assert.equal(await popup.getAttribute(`#${id}`, 'aria-invalid'), 'true');
+    assert.equal(await popup.evaluate(() => document.activeElement?.id), id, 'the bad field has the focus');
+    assert.equal(await panel.getAttribute('#crawl-state', 'data-state'), 'idle', 'no crawl started');
+    assert.equal(await remembered(), kept, 'nothing remembered');
+    await popup.fill(`#${id}`, before);
+  }
+  await popup.click('#notice-dismiss');
 
   // Emptied budget and delay fields are forgotten (the host's defaults apply); the proxy stays.
   const task = (await tasks(S.web)).find((t) => t.name === 'networking');

@@ -125,6 +125,31 @@ type Refusal = String;
 
 /// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
 /// crawler's traffic anywhere else.
+/// The page budget and delay of a start, refused in plain words when out of range.
+fn crawl_limits(req: &protocol::StartCrawl) -> Result<(u64, f64), Refusal> {
+    let pages = match req.pages {
+        None => 2000,
+        Some(p) if p.fract() == 0.0 && (1.0..=protocol::MAX_PAGES as f64).contains(&p) => p as u64,
+        Some(p) => {
+            return Err(format!(
+                "the page budget must be a whole number of pages from 1 to {} (got {p})",
+                protocol::MAX_PAGES
+            ))
+        }
+    };
+    let delay = match req.delay {
+        None => 1.0,
+        Some(d) if (0.0..=protocol::MAX_DELAY).contains(&d) => d,
+        Some(d) => {
+            return Err(format!(
+                "the delay must be from 0 to {} seconds (got {d})",
+                protocol::MAX_DELAY
+            ))
+        }
+    };
+    Ok((pages, delay))
+}
+
 fn loopback_proxy(s: &str) -> Result<String, Refusal> {
     let u = url::Url::parse(s).map_err(|_| "proxy must be a URL".to_string())?;
     let loopback = match u.host() {
@@ -380,7 +405,7 @@ impl Session {
         for s in &req.seeds {
             seeds.push(crate::canon::seed(s).map_err(|e| clip(&e, 300))?);
         }
-        if seeds.is_empty() {
+        if seeds.is_empty() && req.from.is_empty() {
             let good: Vec<String> = self
                 .model
                 .topics()
@@ -396,13 +421,7 @@ impl Session {
                 }
             }
         }
-        let pages = req.pages.unwrap_or(2000).clamp(1, 10_000_000);
-        let delay = req.delay.unwrap_or(1.0);
-        let delay = if delay.is_finite() {
-            delay.clamp(0.0, 60.0)
-        } else {
-            1.0
-        };
+        let (pages, delay) = crawl_limits(&req)?;
         let proxy = match &req.proxy {
             Some(p) => Some(loopback_proxy(p)?),
             None => None,
@@ -414,7 +433,19 @@ impl Session {
         store
             .save_taxonomy(&self.model)
             .map_err(|e| e.to_string())?;
-        let seeds: Vec<NewUrl> = seeds.iter().map(NewUrl::seed).collect();
+        let mut seeds: Vec<NewUrl> = seeds.iter().map(NewUrl::seed).collect();
+        let mut queued = 0;
+        for u in &req.from {
+            let u = crate::canon::seed(u).map_err(|e| clip(&e, 300))?;
+            let n = store
+                .boost_out_links(u.as_str())
+                .map_err(|e| e.to_string())?;
+            if n == 0 {
+                // Not fetched yet (or nothing left to follow): it is a seed, as before.
+                seeds.push(NewUrl::seed(&u));
+            }
+            queued += n;
+        }
         store.add_seeds(&seeds).map_err(|e| e.to_string())?;
         let retried = if req.retry_failed {
             store.retry_failed().map_err(|e| e.to_string())?
@@ -514,7 +545,7 @@ impl Session {
             judge: judge_tx,
             task,
         });
-        Ok(json!({"started": true, "retried": retried, "status": self.status()}))
+        Ok(json!({"started": true, "retried": retried, "queued": queued, "status": self.status()}))
     }
 
     /// Asks the running crawl to stop and waits a few seconds for it: the crawl cancels its

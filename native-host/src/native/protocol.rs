@@ -119,20 +119,31 @@ fn default_min_p() -> f64 {
     Model::SELF_TRAIN_MIN_P
 }
 
+/// The largest page budget a start accepts.
+pub const MAX_PAGES: u64 = 10_000_000;
+
+/// The longest delay between requests to one host, in seconds.
+pub const MAX_DELAY: f64 = 60.0;
+
 /// The fields of `start_crawl`.
 #[derive(Debug, serde::Deserialize)]
 pub struct StartCrawl {
     /// Seed URLs; empty means the good topics' examples.
     #[serde(default)]
     pub seeds: Vec<String>,
-    /// Page budget.
-    pub pages: Option<u64>,
+    /// Page budget: a whole number from 1 to [`MAX_PAGES`] (a number, so that a bad one is
+    /// refused in plain words rather than by the JSON decoder).
+    pub pages: Option<f64>,
     /// Loopback HTTP proxy.
     pub proxy: Option<String>,
     /// Guide the crawl with the apprentice (default true).
     pub apprentice: Option<bool>,
-    /// Seconds between requests to one host (default 1).
+    /// Seconds between requests to one host (default 1), from 0 to [`MAX_DELAY`].
     pub delay: Option<f64>,
+    /// "Crawl more from here": fetched pages whose unvisited out-links go to the head of the
+    /// frontier (a page not fetched yet becomes a seed).
+    #[serde(default)]
+    pub from: Vec<String>,
     /// Put the URLs that failed back in the frontier, tries reset, before starting.
     #[serde(default)]
     pub retry_failed: bool,

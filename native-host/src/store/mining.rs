@@ -103,6 +103,18 @@ impl Store {
             [top as i64],
         )?)
     }
+
+    /// "Crawl more from here": the unvisited out-links of the fetched page `url` (on any
+    /// server) go to the head of the frontier, like the distiller's feedback; returns how many.
+    pub fn boost_out_links(&mut self, url: &str) -> Result<usize> {
+        self.caches.known.clear();
+        Ok(self.conn.execute(
+            "UPDATE doc SET relevance = max(relevance, 2.0) WHERE status = 0 AND oid IN (
+               SELECT l.oid_dst FROM link l
+               WHERE l.oid_src = (SELECT oid FROM doc WHERE url = ?1 AND status = 2))",
+            [url],
+        )?)
+    }
 }
 
 /// The crawl graph of a crawl database (also read-only connections, for reports).
