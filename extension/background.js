@@ -223,6 +223,7 @@ async function getState() {
       offlineEdits: await offlineEditCount() },
     crawl: crawl.status,
     lastStop: crawl.lastStop,
+    interrupted: crawl.interrupted,
     classification: last?.view ?? null,
     hubs: crawl.hubs,
     authorities: crawl.authorities,
@@ -280,6 +281,10 @@ async function startCrawl(options) {
   await chrome.storage.local.set({ [CRAWL_OPTIONS_KEY]: remembered });
   crawl.status = r.status;
   crawl.lastStop = null;
+  if (crawl.interrupted !== null) {
+    crawl.interrupted = null;
+    broadcastHostState();
+  }
   broadcast({ type: 'host_event', event: { type: 'progress', status: r.status } });
   return r;
 }
@@ -376,7 +381,12 @@ async function afterModelChange() {
 // ---------------------------------------------------------------------------------------------
 // The host
 
-port.onState((s) => broadcast({ type: 'host_state', host: s, crawl: crawl.status }));
+/** Tells the pages about the connection and the crawl. */
+function broadcastHostState() {
+  broadcast({ type: 'host_state', host: port.state, crawl: crawl.status, interrupted: crawl.interrupted });
+}
+
+port.onState(broadcastHostState);
 
 port.onEvent((/** @type {HostEvent} */ e) => {
   crawl.apply(e);
@@ -384,12 +394,12 @@ port.onEvent((/** @type {HostEvent} */ e) => {
 });
 
 port.onConnect(async (hello) => {
-  crawl.status = hello.crawl;
+  crawl.reconnected(hello.crawl);
   // The saved model could not be read: the host kept it aside; the user must hear of it.
   if (hello.model_error) setNotice(hello.model_error);
   // The crawl as the host sees it now (a killed crawl is no longer running), before the slower
   // model refresh below.
-  broadcast({ type: 'host_state', host: port.state, crawl: crawl.status });
+  broadcastHostState();
   const failures = await replayOfflineEdits(port).catch((e) => [errorText(e)]);
   if (failures.length) setNotice(`offline edits the host refused: ${failures.join('; ')}`);
   try {
@@ -402,7 +412,7 @@ port.onConnect(async (hello) => {
   } catch (e) {
     console.warn('forager: resync after hello:', e);
   }
-  broadcast({ type: 'host_state', host: port.state, crawl: crawl.status });
+  broadcastHostState();
   await afterModelChange();
 });
 

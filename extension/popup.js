@@ -58,11 +58,18 @@ function showSelection() {
 
 /** @type {string | null | undefined} why the host is not connected (Chrome's words) */
 let hostError;
+/** The host answered once since the browser started: a lost connection means it stopped. */
+let hostSeen = false;
+/** @type {number | null} pages fetched when the host stopped under a running crawl */
+let interrupted = null;
 
 function showStatus() {
   $('status-line').textContent = hostConnected ? statusText(crawlStatus)
-    : 'Crawling needs the Forager host. Install it with "forager install --browser chromium", then Retry.' +
+    : (hostSeen ? 'The Forager host stopped unexpectedly; reconnecting…'
+      : 'Crawling needs the Forager host. Install it with "forager install --browser chromium", then Retry.') +
       (hostError ? ` (${hostError})` : '');
+  $('interrupted').hidden = !hostConnected || interrupted === null;
+  $('interrupted-text').textContent = `The crawl was interrupted at ${interrupted} pages when the host stopped.`;
   button('retry-host').hidden = hostConnected;
   const running = crawlStatus?.state === 'running' || crawlStatus?.state === 'stopping';
   const start = button('start-crawl');
@@ -78,6 +85,8 @@ function showState(s) {
   showHost(s.host);
   hostConnected = s.host.connected;
   hostError = s.host.error;
+  hostSeen = s.host.seen;
+  interrupted = s.interrupted;
   crawlStatus = s.crawl;
   $('model-source').textContent = modelLabel(s.model.source, s.model.offlineEdits);
   showTopics(s.model.topics);
@@ -254,6 +263,13 @@ button('open-panel').addEventListener('click', () => act(button('open-panel'), a
   if (windowId === undefined) throw new Error('no browser window to open the side panel in');
   await chrome.sidePanel.open({ windowId });
 }));
+button('resume-crawl').addEventListener('click', () => act(button('resume-crawl'), async () => {
+  // No seeds: the host resumes the crawl database, with the remembered options.
+  const r = await send({ type: 'start_crawl', seeds: [] });
+  crawlStatus = r.status;
+  interrupted = null;
+  showStatus();
+}));
 button('retry-host').addEventListener('click', () => act(button('retry-host'), async () => {
   await send({ type: 'reconnect' });
 }));
@@ -265,6 +281,8 @@ onBroadcast((b) => {
       showHost(b.host);
       hostConnected = b.host.connected;
       hostError = b.host.error;
+      hostSeen = b.host.seen;
+      interrupted = b.interrupted;
       if (b.crawl) crawlStatus = b.crawl;
       showStatus();
       break;

@@ -103,6 +103,17 @@ function showStatus(s) {
 }
 
 /**
+ * Why the last crawl ended: its reason, or that the host stopped under it.
+ * @param {string | null} reason
+ * @param {number | null} interrupted pages fetched when the host stopped
+ */
+function showLastStop(reason, interrupted) {
+  $('last-stop').textContent = interrupted !== null
+    ? `last crawl interrupted at ${interrupted} pages: the host stopped (Resume in the popup)`
+    : reason ? `last crawl stopped: ${reason}` : '';
+}
+
+/**
  * @param {string} id
  * @param {Hub[]} list
  */
@@ -142,7 +153,7 @@ function showState(s) {
   topics = s.model.topics;
   showClassification(s.classification);
   showStatus(s.crawl);
-  $('last-stop').textContent = s.lastStop ? `last crawl stopped: ${s.lastStop}` : '';
+  showLastStop(s.lastStop, s.interrupted);
   plot.setPages(s.pages);
   showLinks('hubs', s.hubs);
   showLinks('authorities', s.authorities);
@@ -177,6 +188,7 @@ onBroadcast((b) => {
   switch (b.type) {
     case 'host_state':
       showHost(b.host);
+      if (b.interrupted !== null) showLastStop(null, b.interrupted);
       hostConnected = b.host.connected;
       showStatus(b.crawl ?? lastStatus);
       break;

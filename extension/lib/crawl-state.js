@@ -31,6 +31,19 @@ export class CrawlView {
     this.hubs = [];
     /** @type {Hub[]} */
     this.authorities = [];
+    /** @type {number | null} pages fetched when the host stopped under a running crawl */
+    this.interrupted = null;
+  }
+
+  /**
+   * The Status a (re)connected host reports: a crawl that was running and is idle now was
+   * interrupted (the host died under it), which the user is told until the next start.
+   * @param {Status} s
+   */
+  reconnected(s) {
+    const was = this.status?.state;
+    if ((was === 'running' || was === 'stopping') && s.state === 'idle') this.interrupted = s.fetched;
+    this.status = s;
   }
 
   /** @param {HostEvent} e */

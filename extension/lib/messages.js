@@ -33,6 +33,7 @@
  *   model: {source: string, bytes: number, topics: TopicInfo[], offlineEdits: number},
  *   crawl: Status | null,
  *   lastStop: string | null,
+ *   interrupted: number | null,
  *   classification: Classification | null,
  *   hubs: Hub[],
  *   authorities: Hub[],
@@ -65,7 +66,8 @@
 
 /**
  * Worker-to-pages broadcasts.
- * @typedef {{type: 'host_state', host: ConnectionState, crawl: Status | null}
+ * @typedef {{type: 'host_state', host: ConnectionState, crawl: Status | null,
+ *     interrupted: number | null}
  *   | {type: 'host_event', event: HostEvent}
  *   | {type: 'classified', classification: Classification}
  *   | {type: 'topics_changed', topics: TopicInfo[], source: string, offlineEdits: number}

@@ -67,7 +67,8 @@ export const PROTOCOL_VERSION = 1;
 /**
  * What a `HostPort` reports about its connection.
  * @typedef {{connected: boolean, connecting: boolean, host: string | null, error: string | null,
- *   attempts: number}} ConnectionState
+ *   attempts: number, seen: boolean}} ConnectionState `seen`: the host answered once (so a lost
+ *   connection means it stopped, not that it is missing)
  */
 
 /**
@@ -110,7 +111,7 @@ export class HostPort {
     /** @type {Map<number, {resolve: (r: any) => void, reject: (e: Error) => void, timer: any, type: string}>} */
     this.pending = new Map();
     /** @type {ConnectionState} */
-    this.state = { connected: false, connecting: false, host: null, error: null, attempts: 0 };
+    this.state = { connected: false, connecting: false, host: null, error: null, attempts: 0, seen: false };
     /** @type {Promise<void> | null} the handshake in flight */
     this.handshake = null;
     /** @type {any} */
@@ -235,7 +236,7 @@ export class HostPort {
       async (hello) => {
         this.handshake = null;
         this.state.attempts = 0;
-        this.setState({ connected: true, connecting: false, host: hello.host, error: null });
+        this.setState({ connected: true, connecting: false, host: hello.host, error: null, seen: true });
         for (const fn of this.connectListeners) {
           try { await fn(hello); } catch (e) { console.warn('forager: after hello:', e); }
         }

@@ -412,7 +412,7 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   assert.match(await S.popup.textContent('#status-line') ?? '', /^idle/);
 });
 
-test('(f) killing the host mid-crawl is reported, then the extension reconnects', async (t) => {
+test('(f) killing the host mid-crawl is reported, the extension reconnects, and Resume continues the crawl', async (t) => {
   assert.ok(S.popup && S.panel);
   const panel = S.panel;
   const before = await numAttr(panel, '#fetched', 'data-value');
@@ -421,6 +421,12 @@ test('(f) killing the host mid-crawl is reported, then the extension reconnects'
   await waitFor('the resumed crawl to fetch more', async () => (await numAttr(panel, '#fetched', 'data-value')) > before, 20_000);
   const pids = hostPids(S.home);
   assert.equal(pids.length, 1, `one host process for this profile (found ${pids.join(', ') || 'none'})`);
+  // Every text the popup's status line shows from now on.
+  await S.popup.evaluate(() => {
+    const line = /** @type {HTMLElement} */ (document.getElementById('status-line'));
+    const seen = /** @type {string[]} */ ((/** @type {any} */ (window)).statusTexts = []);
+    new MutationObserver(() => seen.push(line.textContent ?? '')).observe(line, { childList: true, characterData: true, subtree: true });
+  });
   const killedAt = Date.now();
   process.kill(pids[0], 'SIGKILL');
 
@@ -442,9 +448,22 @@ test('(f) killing the host mid-crawl is reported, then the extension reconnects'
   }
   // The plot is redrawn from recent_pages after the reconnection.
   await waitFor('dots in the plot after reconnecting', async () => (await numAttr(panel, '#plot', 'data-points')) > 0, 10_000);
-  if (status.state !== 'idle') {
-    await inWorker(() => /** @type {any} */ (globalThis).forager.handle({ type: 'stop_crawl' }));
-  }
+  // While it was gone the popup said the host stopped, never that it must be installed (#14.5).
+  const texts = /** @type {string[]} */ (await S.popup.evaluate(() => (/** @type {any} */ (window)).statusTexts));
+  assert.ok(texts.some((x) => /stopped unexpectedly; reconnecting/.test(x)), `status lines: ${JSON.stringify(texts)}`);
+  assert.ok(!texts.some((x) => /Install it/.test(x)), `install advice after a crash: ${JSON.stringify(texts)}`);
+  assert.equal(status.state, 'idle', 'a new host does not crawl by itself');
+  // The crawl was interrupted, and Resume continues it.
+  await S.popup.waitForSelector('#interrupted:not([hidden])', { timeout: 10_000 });
+  const m = (await S.popup.textContent('#interrupted-text') ?? '').match(/interrupted at (\d+) pages/);
+  assert.ok(m, 'the popup says where the crawl was interrupted');
+  assert.match(await panel.textContent('#last-stop') ?? '', /interrupted at \d+ pages/);
+  await S.popup.click('#resume-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="running"]', { timeout: 15_000 });
+  await S.popup.waitForSelector('#interrupted', { state: 'hidden', timeout: 5000 });
+  await waitFor('the resumed crawl to go past the interruption', async () =>
+    (await numAttr(panel, '#fetched', 'data-value')) > Number(m[1]), 20_000);
+  await inWorker(() => /** @type {any} */ (globalThis).forager.handle({ type: 'stop_crawl' }));
 });
 
 test('(f2) "crawl more from here" on a hub puts its links first, with the remembered options', async () => {
