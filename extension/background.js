@@ -175,6 +175,15 @@ async function htmlText(html) {
   return r.text;
 }
 
+/** What "Learn from the crawl" last did: every popup shows it, also one opened later. */
+let selfTrainStatus = '';
+
+/** @param {string} text */
+function setSelfTrainStatus(text) {
+  selfTrainStatus = text;
+  broadcast({ type: 'self_train_status', text });
+}
+
 /** @param {string} text */
 function setImportStatus(text) {
   importStatus = text;
@@ -232,6 +241,7 @@ async function getState() {
     hostAccess: await chrome.permissions.contains({ origins: ['<all_urls>'] }),
     notice,
     importStatus,
+    selfTrainStatus,
   };
 }
 
@@ -360,12 +370,22 @@ export async function handle(msg) {
       // The host learns from its crawl; the extension then takes the host's model, also when
       // the reply is late or an error (the host may have changed its model all the same).
       requireHost();
+      if (!msg.clear) setSelfTrainStatus('learning from the crawl…');
+      let r;
       try {
-        return await port.request('self_train', { clear: !!msg.clear }, { timeoutMs: SELF_TRAIN_TIMEOUT_MS });
+        r = await port.request('self_train', { clear: !!msg.clear }, { timeoutMs: SELF_TRAIN_TIMEOUT_MS });
+      } catch (e) {
+        setSelfTrainStatus('');
+        throw e;
       } finally {
         await models.refreshFromHost(port).catch(() => {});
         await afterModelChange();
       }
+      // Said once the extension has the host's new model.
+      setSelfTrainStatus(msg.clear ? `forgot ${r.removed} examples learned from the crawl`
+        : `${r.added} of ${r.pages} crawled pages became examples` +
+          (r.removed ? ` (replacing ${r.removed} learned before)` : ''));
+      return r;
     }
     case 'reconnect': port.reconnectNow(); return port.state;
     case 'dismiss_notice': if (msg.text === notice) setNotice(null); return null;

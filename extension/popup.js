@@ -42,6 +42,8 @@ const button = (id) => /** @type {HTMLButtonElement} */ ($(id));
 /** @param {TopicInfo[]} topics */
 function showTopics(topics) {
   tree.render(topics);
+  // Examples learned from a crawl can be forgotten whenever there are some.
+  button('forget-learned').hidden = !topics.some((t) => (t.self_trained ?? 0) > 0);
   const move = /** @type {HTMLSelectElement} */ ($('move-target'));
   const keep = move.value;
   move.replaceChildren(...topics.map((t) => el('option', { value: String(t.id) }, t.path)));
@@ -93,6 +95,7 @@ function showState(s) {
   showStatus();
   showNotice(s.notice);
   $('import-status').textContent = s.importStatus;
+  $('self-train-status').textContent = s.selfTrainStatus;
   button('grant-access').hidden = s.hostAccess;
   const o = s.crawlOptions;
   if (o.pages) input('budget').value = String(o.pages);
@@ -124,9 +127,9 @@ function topicName() {
   return name;
 }
 
-/** @param {{topics: TopicInfo[]}} r */
+/** @param {{topics: TopicInfo[], moved_from?: string}} r */
 function edited(r) {
-  showNotice(null);
+  showNotice(r.moved_from ? `moved: the page was an example of ${r.moved_from} until now` : null);
   showTopics(r.topics);
 }
 
@@ -159,26 +162,14 @@ button('import-bookmarks').addEventListener('click', () => act(button('import-bo
   showTopics(s.model.topics);
 }));
 
+// The worker runs "Learn from the crawl" and reports it (also to a popup opened later).
 button('self-train').addEventListener('click', () => act(button('self-train'), async () => {
-  const status = $('self-train-status');
-  status.textContent = 'learning from the crawl…';
-  button('forget-learned').hidden = true;
-  try {
-    const r = await send({ type: 'self_train' });
-    status.textContent = `${r.added} of ${r.pages} crawled pages became examples` +
-      (r.removed ? ` (replacing ${r.removed} learned before)` : '');
-    button('forget-learned').hidden = r.added === 0;
-  } catch (e) {
-    status.textContent = '';
-    throw e;
-  }
+  await send({ type: 'self_train' });
   const s = /** @type {State} */ (await send({ type: 'get_state' }));
   showTopics(s.model.topics);
 }));
 button('forget-learned').addEventListener('click', () => act(button('forget-learned'), async () => {
-  const r = await send({ type: 'self_train', clear: true });
-  $('self-train-status').textContent = `forgot ${r.removed} examples learned from the crawl`;
-  button('forget-learned').hidden = true;
+  await send({ type: 'self_train', clear: true });
   const s = /** @type {State} */ (await send({ type: 'get_state' }));
   showTopics(s.model.topics);
 }));
@@ -298,6 +289,7 @@ onBroadcast((b) => {
       break;
     case 'notice': showNotice(b.notice); break;
     case 'import_status': $('import-status').textContent = b.text; break;
+    case 'self_train_status': $('self-train-status').textContent = b.text; break;
     default: break;
   }
 });

@@ -165,7 +165,8 @@ button('add-example').addEventListener('click', () => act(button('add-example'),
   const r = await send({ type: 'add_classified_example', topic: Number(topicSelect.value) });
   topics = r.topics;
   showTopicChoices();
-  showNotice(r.offline ? 'added to the browser copy; the host gets it when it connects' : null);
+  showNotice(r.offline ? 'added to the browser copy; the host gets it when it connects'
+    : r.moved_from ? `moved: the page was an example of ${r.moved_from} until now` : null);
 }));
 button('mark-good').addEventListener('click', () => act(button('mark-good'), async () => {
   const leaf = topics.find((t) => t.path === classification?.best_leaf);

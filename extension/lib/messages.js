@@ -42,6 +42,7 @@
  *   hostAccess: boolean,
  *   notice: string | null,
  *   importStatus: string,
+ *   selfTrainStatus: string,
  * }} State
  */
 
@@ -72,12 +73,13 @@
  *   | {type: 'classified', classification: Classification}
  *   | {type: 'topics_changed', topics: TopicInfo[], source: string, offlineEdits: number}
  *   | {type: 'notice', notice: string | null}
- *   | {type: 'import_status', text: string}} Broadcast
+ *   | {type: 'import_status', text: string}
+ *   | {type: 'self_train_status', text: string}} Broadcast
  */
 
 /** The `type`s of broadcasts (pages ignore every other message, e.g. each other's requests). */
 export const BROADCAST_TYPES = new Set(['host_state', 'host_event', 'classified', 'topics_changed', 'notice',
-  'import_status']);
+  'import_status', 'self_train_status']);
 
 /**
  * Sends a request to the service worker; resolves with its result or throws its error.

@@ -20,7 +20,8 @@ import { errorText } from './protocol.js';
  *   | {type: 'set_good', topic: number, good: boolean}
  *   | {type: 'add_example', topic: number, url: string, text: string}
  *   | {type: 'mark_not_relevant', url: string, text: string}} TopicEdit
- * @typedef {{topics: TopicInfo[], id?: number, removed_examples?: number, offline: boolean}} EditResult
+ * @typedef {{topics: TopicInfo[], id?: number, removed_examples?: number, moved_from?: string,
+ *   offline: boolean}} EditResult `moved_from`: the page was an example of that topic until now
  * @typedef {TopicEdit & {paths: Record<string, string>}} LoggedEdit an edit plus the paths of the topics it names
  * @typedef {import('./protocol.js').TopicInfo} TopicInfo
  * @typedef {import('./protocol.js').HostPort} HostPort
@@ -190,11 +191,12 @@ function topicPaths(edit, topics) {
 
 /**
  * @param {any} r a host result
- * @returns {{id?: number, removed_examples?: number}}
+ * @returns {{id?: number, removed_examples?: number, moved_from?: string}}
  */
 function pick(r) {
-  /** @type {{id?: number, removed_examples?: number}} */
+  /** @type {{id?: number, removed_examples?: number, moved_from?: string}} */
   const out = {};
+  if (typeof r?.moved_from === 'string') out.moved_from = r.moved_from;
   if (typeof r?.id === 'number') out.id = r.id;
   if (typeof r?.removed_examples === 'number') out.removed_examples = r.removed_examples;
   return out;

@@ -366,6 +366,22 @@ fn crawls_in_the_background_and_streams_events() {
     assert_eq!(stopped["status"]["fetched"], 300);
     assert_eq!(pages, 300, "every fetched page is streamed once");
     assert!(progress > 0 && hubs > 0, "progress {progress} hubs {hubs}");
+    // Idle: no rate; errors are the pages given up on, as the database has them (#14.6).
+    let s = h.request(json!({"id": 20, "type": "status"}));
+    assert_eq!(s["result"]["status"]["pages_per_sec"], 0.0, "{s}");
+    let errors = s["result"]["status"]["errors"].as_u64().unwrap();
+    let db = home.join("host").join("crawl.db");
+    let given_up: i64 = forager::store::Store::open_read_only(&db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM doc WHERE status IN (3, 4)", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(
+        errors > 0 && errors as i64 == given_up,
+        "{errors} vs {given_up}"
+    );
+    assert_eq!(stopped["status"]["errors"], errors, "{stopped}");
     let r = h.request(json!({"id": 3, "type": "hubs", "top": 5}));
     assert_eq!(r["result"]["hubs"].as_array().unwrap().len(), 5);
     let r = h.request(json!({"id": 4, "type": "recent_pages", "limit": 10}));
@@ -409,6 +425,10 @@ fn crawls_in_the_background_and_streams_events() {
     };
     assert_eq!(stopped["reason"], "PageBudget", "{stopped}");
     assert_eq!(stopped["status"]["fetched"], 400, "{stopped}");
+    assert!(
+        stopped["status"]["errors"].as_u64().unwrap() >= errors,
+        "errors do not reset on a new start: {stopped}"
+    );
     assert_eq!(h.exit_code(), 0);
     let _ = server.kill();
     let _ = server.wait();
@@ -598,5 +618,47 @@ fn an_edit_made_against_another_taxonomy_is_refused() {
         "expect": {"topic": "/Science/Astronomy"}}),
     );
     assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(h.exit_code(), 0);
+}
+
+/// Adding a page that is already an example is never silent: the same topic refuses, another
+/// topic moves it and says from where.
+#[test]
+fn adding_an_example_twice_is_refused_and_a_move_is_reported() {
+    let home = tmp("native-dup-example");
+    let mut h = Host::start(&home);
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let topics = h.request(json!({"id": 2, "type": "topics"}));
+    let id = |path: &str| {
+        (topics["result"]["topics"].as_array().unwrap().iter())
+            .find(|t| t["path"] == path)
+            .unwrap()["id"]
+            .clone()
+    };
+    let (astro, bio) = (id("/Science/Astronomy"), id("/Science/Biology"));
+    let page = json!({"url": "http://p.test/x", "text": "telescope orbit planet star galaxy"});
+    let add = |h: &mut Host, n: u64, topic: &Value| {
+        h.request(json!({"id": n, "type": "add_example", "topic": topic,
+            "url": page["url"], "text": page["text"]}))
+    };
+    assert_eq!(add(&mut h, 3, &astro)["ok"], true);
+    let r = add(&mut h, 4, &astro);
+    assert_eq!(r["ok"], false, "{r}");
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("already an example of /Science/Astronomy"),
+        "{r}"
+    );
+    let r = add(&mut h, 5, &bio);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["result"]["moved_from"], "/Science/Astronomy", "{r}");
+    let r = h.request(json!({"id": 6, "type": "add_topic", "parent": 0, "name": "science"}));
+    assert_eq!(r["ok"], false, "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("other letters"),
+        "{r}"
+    );
     assert_eq!(h.exit_code(), 0);
 }

@@ -655,13 +655,18 @@ test('(m) "Learn from the crawl" makes confident crawled pages examples, on the 
   const learned = await S.popup.$$eval('.count[data-learned]', (els) =>
     els.reduce((n, e) => n + Number(e.getAttribute('data-learned')), 0));
   assert.equal(learned, added, 'the topic tree tells learned examples apart');
+  // A popup opened later still says what was learned, and offers to forget it (#14.6).
+  const later = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  assert.match(await later.textContent('#self-train-status') ?? '', new RegExp(`^${added} of ${pages} crawled pages became examples`));
+  assert.equal(await later.isVisible('#forget-learned'), true, 'Forget them is offered');
+  await later.close();
 
   // "Forget them" removes exactly the learned examples, on both sides.
   await S.popup.click('#forget-learned');
   await S.popup.waitForFunction(() => /^forgot/.test(document.querySelector('#self-train-status')?.textContent ?? ''),
     null, { timeout: 30_000 });
   assert.equal(await S.popup.textContent('#self-train-status'), `forgot ${added} examples learned from the crawl`);
-  assert.equal(await S.popup.isVisible('#forget-learned'), false);
+  await S.popup.waitForSelector('#forget-learned', { state: 'hidden', timeout: 5000 });
   const hostAfter = examples(await inWorker(async () =>
     (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics));
   assert.equal(hostAfter, hostBefore, 'the host is back to the labelled examples');

@@ -161,19 +161,24 @@ impl Model {
         self.examples.len()
     }
 
+    /// The example with this URL, if there is one (to tell a user who adds it again).
+    pub fn example(&self, url: &str) -> Option<ExampleInfo> {
+        let e = self.examples.get(url)?;
+        Some(ExampleInfo {
+            url: url.to_owned(),
+            topic: match e.topic {
+                BACKGROUND => BACKGROUND_PATH.to_owned(),
+                t => self.taxonomy.path(t).unwrap_or_default(),
+            },
+            tokens: e.terms.iter().map(|&(_, c)| u64::from(c)).sum(),
+            self_trained: e.self_trained,
+        })
+    }
+
     /// All examples, by URL.
     pub fn examples(&self) -> Vec<ExampleInfo> {
-        self.examples
-            .iter()
-            .map(|(url, e)| ExampleInfo {
-                url: url.clone(),
-                topic: match e.topic {
-                    BACKGROUND => BACKGROUND_PATH.to_owned(),
-                    t => self.taxonomy.path(t).unwrap_or_default(),
-                },
-                tokens: e.terms.iter().map(|&(_, c)| u64::from(c)).sum(),
-                self_trained: e.self_trained,
-            })
+        (self.examples.keys())
+            .filter_map(|url| self.example(url))
             .collect()
     }
 

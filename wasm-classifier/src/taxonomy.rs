@@ -260,9 +260,7 @@ impl Taxonomy {
     fn add_unchecked(&mut self, parent: TopicId, name: &str, title: &str) -> Result<TopicId> {
         check_name(name)?;
         self.get(parent)?;
-        if self.find_child(parent, name).is_some() {
-            return Err(Error::InvalidEdit(format!("{name:?} already exists there")));
-        }
+        self.refuse_clash(parent, name, None)?;
         let id = self.next_id;
         self.next_id = self
             .next_id
@@ -303,6 +301,28 @@ impl Taxonomy {
         Ok(cur)
     }
 
+    /// Refuses `name` under `parent` when a sibling other than `except` has it, or the same
+    /// name in other letter case ("networking" beside "Networking" is a mistake, not a topic).
+    fn refuse_clash(&self, parent: TopicId, name: &str, except: Option<TopicId>) -> Result<()> {
+        let lower = name.to_lowercase();
+        let clash = (self.topics.values()).find(|t| {
+            t.parent == parent
+                && t.id != ROOT
+                && Some(t.id) != except
+                && t.name.to_lowercase() == lower
+        });
+        match clash {
+            Some(t) if t.name == name => {
+                Err(Error::InvalidEdit(format!("{name:?} already exists there")))
+            }
+            Some(t) => Err(Error::InvalidEdit(format!(
+                "{name:?} is {:?} in other letters, which exists there",
+                t.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn find_child(&self, parent: TopicId, name: &str) -> Option<TopicId> {
         self.topics
             .values()
@@ -321,9 +341,7 @@ impl Taxonomy {
         }
         check_name(name)?;
         let parent = self.get(id)?.parent;
-        if matches!(self.find_child(parent, name), Some(other) if other != id) {
-            return Err(Error::InvalidEdit(format!("{name:?} already exists there")));
-        }
+        self.refuse_clash(parent, name, Some(id))?;
         let t = self
             .topics
             .get_mut(&id)
@@ -349,9 +367,7 @@ impl Taxonomy {
             ));
         }
         let name = self.get(id)?.name.clone();
-        if self.find_child(new_parent, &name).is_some() {
-            return Err(Error::InvalidEdit(format!("{name:?} already exists there")));
-        }
+        self.refuse_clash(new_parent, &name, Some(id))?;
         if let Some(t) = self.topics.get_mut(&id) {
             t.parent = new_parent;
         }
@@ -453,6 +469,31 @@ mod tests {
         assert_eq!(gone.len(), 2);
         assert!(t.find("/Bee/A1").is_err());
         assert!(Taxonomy::from_topics(t.topics().cloned().collect()).is_ok());
+    }
+
+    #[test]
+    fn a_sibling_name_in_other_letter_case_is_refused() {
+        let mut t = sample();
+        let before: Vec<Topic> = t.topics().cloned().collect();
+        let e = t.add(ROOT, "a", "").unwrap_err().to_string();
+        assert!(e.contains("\"A\" in other letters"), "{e}");
+        let b = t.find("/B").unwrap();
+        assert!(t.rename(b, "a", "").is_err());
+        let a = t.find("/A").unwrap();
+        let a1 = t.find("/A/A1").unwrap();
+        t.rename(a1, "x", "").unwrap();
+        t.rename(a1, "X", "").unwrap();
+        t.rename(a1, "A1", "").unwrap();
+        assert_eq!(
+            t.path(a1).unwrap(),
+            "/A/A1",
+            "a topic may change its own letter case"
+        );
+        let other = t.add(b, "a1", "").unwrap();
+        assert!(t.move_to(other, a).is_err(), "moving next to /A/A1 refused");
+        t.delete(other).unwrap();
+        let after: Vec<Topic> = t.topics().cloned().collect();
+        assert_eq!(before.len(), after.len());
     }
 
     #[test]

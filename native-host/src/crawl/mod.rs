@@ -44,8 +44,10 @@ pub struct Progress {
     pub pages_per_sec: f64,
     /// Mean relevance of the last 100 fetched pages.
     pub recent_relevance: f64,
-    /// Failures and exclusions by kind.
+    /// Failures and exclusions by kind, attempts in this run.
     pub errors: HashMap<String, u64>,
+    /// URLs given up on (failed or excluded), in all runs.
+    pub given_up: u64,
     /// Seconds since this run started.
     pub elapsed: f64,
     /// Apprentice training instances so far, [low, high].
@@ -287,6 +289,7 @@ pub async fn run(
                     progress.distillations += 1;
                 }
                 progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
+                progress.given_up = blocking(&mut store, |s| s.given_up()).await? as u64;
                 progress.in_flight = 0;
                 progress.paused = workers.alarm();
                 progress.deferred = workers.deferred.clone();
@@ -428,6 +431,7 @@ pub async fn run(
         }
         if last_report.elapsed() >= config.progress_every {
             progress.frontier = blocking(&mut store, |s| s.frontier_len()).await?;
+            progress.given_up = blocking(&mut store, |s| s.given_up()).await? as u64;
             progress.in_flight = in_flight;
             progress.paused = workers.alarm();
             progress.hosts_waiting = workers.hosts_waiting();

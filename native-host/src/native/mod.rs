@@ -89,10 +89,21 @@ struct Status {
 impl Status {
     fn json(&self) -> Value {
         let p = &self.progress;
+        let state = if self.state.is_empty() {
+            "idle"
+        } else {
+            self.state
+        };
+        // A rate only while crawling; errors are pages given up on, in all runs.
+        let rate = if state == "idle" {
+            0.0
+        } else {
+            p.pages_per_sec
+        };
         json!({
-            "state": if self.state.is_empty() { "idle" } else { self.state },
-            "fetched": p.fetched, "frontier": p.frontier, "pages_per_sec": p.pages_per_sec,
-            "errors": p.errors.values().sum::<u64>(), "recent_relevance": p.recent_relevance,
+            "state": state,
+            "fetched": p.fetched, "frontier": p.frontier, "pages_per_sec": rate,
+            "errors": p.given_up, "recent_relevance": p.recent_relevance,
             "alarms": p.alarms, "paused": p.paused, "hosts_waiting": p.hosts_waiting,
             "parked": p.parked,
         })
@@ -282,10 +293,24 @@ impl Session {
             Request::AddExample { topic, url, text } => {
                 limit("url", &url, 4096)?;
                 limit("text", &text, MAX_TEXT)?;
+                let here = (self.model.taxonomy().path(topic)).map_err(|e| e.to_string())?;
+                // Said, never silent: a page already an example of this topic is refused, one
+                // of another topic moves and the reply says from where.
+                let moved_from = match self.model.example(&url) {
+                    Some(e) if e.topic == here && !e.self_trained => {
+                        return Err(format!("{url} is already an example of {here}"));
+                    }
+                    Some(e) if e.topic != here => Some(e.topic),
+                    _ => None,
+                };
                 self.model
                     .add_example(topic, &url, &text)
                     .map_err(|e| e.to_string())?;
-                edited(self)
+                let mut r = edited(self)?;
+                if let Some(from) = moved_from {
+                    r["moved_from"] = json!(from);
+                }
+                Ok(r)
             }
             Request::MarkNotRelevant { url, text, undo } => {
                 limit("url", &url, 4096)?;
@@ -588,17 +613,12 @@ fn db_progress(paths: &HostPaths) -> Option<Progress> {
     let relevance = crate::report::relevance_in_fetch_order(&conn).ok()?;
     let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
     let recent = &relevance[relevance.len().saturating_sub(100)..];
-    let mut errors = std::collections::HashMap::new();
-    errors.insert(
-        "failed".to_owned(),
-        count("SELECT count(*) FROM doc WHERE status IN (3, 4)")? as u64,
-    );
     Some(Progress {
         fetched: count("SELECT count(*) FROM doc WHERE status = 2")? as u64,
         frontier,
         recent_relevance: recent.iter().sum::<f64>() / recent.len().max(1) as f64,
         alarms: crate::report::alarms_of(&conn, &relevance, frontier).ok()?,
-        errors,
+        given_up: count("SELECT count(*) FROM doc WHERE status IN (3, 4)")? as u64,
         ..Progress::default()
     })
 }

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS doc(
 CREATE INDEX IF NOT EXISTS frontier ON doc(num_tries ASC, relevance DESC, priority ASC, rnd)
   WHERE status = 0;
 CREATE INDEX IF NOT EXISTS doc_fetch_seq ON doc(fetch_seq) WHERE fetch_seq IS NOT NULL;
+CREATE INDEX IF NOT EXISTS doc_given_up ON doc(status) WHERE status IN (3, 4);
 CREATE TABLE IF NOT EXISTS link(
   oid_src INTEGER NOT NULL, oid_dst INTEGER NOT NULL, sid_src INTEGER NOT NULL,
   sid_dst INTEGER NOT NULL, anchor TEXT, features BLOB, weight REAL NOT NULL DEFAULT 1,
@@ -546,6 +547,15 @@ impl Store {
             .prepare("SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
         let rows = st.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// URLs given up on, failed or excluded, in all runs (the pages a user sees as errors).
+    pub fn given_up(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM doc WHERE status IN (3, 4)", [], |r| {
+                r.get(0)
+            })?)
     }
 
     /// Number of fetched pages.
