@@ -8,6 +8,9 @@ import { onBroadcast, send } from './lib/messages.js';
 import { RelevancePlot } from './lib/plot.js';
 import { $, act, el, fixed, showHost, showNotice, wireNoticeDismiss } from './lib/ui.js';
 
+/** Fetched pages between the host's distillations (`distill_every` of its crawls). */
+const DISTILL_EVERY = 200;
+
 /**
  * @typedef {import('./lib/messages.js').State} State
  * @typedef {import('./lib/messages.js').Classification} Classification
@@ -76,6 +79,9 @@ function showStatus(s) {
   const state = $('crawl-state');
   // Without the host, a "running" crawl may have died with it: say so until it reconnects.
   const live = s?.state === 'running' || s?.state === 'stopping';
+  $('hubs-empty').textContent = live
+    ? `Hubs appear at the crawl's next distillation (every ${DISTILL_EVERY} fetched pages).`
+    : 'No hubs yet. Start a crawl from the toolbar popup: hubs appear while it runs.';
   const shown = live && !hostConnected ? 'host disconnected' : s?.state;
   state.textContent = shown ?? '–';
   state.dataset.state = shown === 'host disconnected' ? 'disconnected' : (s?.state ?? '');
@@ -118,13 +124,17 @@ function showLastStop(reason, interrupted) {
  * @param {Hub[]} list
  */
 function showLinks(id, list) {
-  $(`${id}-empty`).hidden = list.length > 0;
-  $(id).replaceChildren(...list.map((h) => {
-    const link = el('a', { href: h.url, title: h.url }, shortUrl(h.url));
+  // Scores that show as 0.000 rank nothing.
+  const shown = list.filter((h) => h.score >= 0.0005);
+  $(`${id}-empty`).hidden = shown.length > 0;
+  $(id).replaceChildren(...shown.map((h) => {
+    const title = h.title?.trim();
+    const link = el('a', { href: h.url, title: h.url }, title || shortUrl(h.url),
+      ...(title ? [el('span', { class: 'url' }, shortUrl(h.url))] : []));
     link.addEventListener('click', (e) => { e.preventDefault(); openTab(h.url); });
     const more = el('button', { class: 'crawl-more small-button',
       title: 'crawl more from here: fetch the links of this page not fetched yet first',
-      'aria-label': `crawl more from ${shortUrl(h.url)}` }, 'crawl more');
+      'aria-label': `crawl more from ${title || shortUrl(h.url)}` }, 'crawl more');
     more.addEventListener('click', () => act(more, async () => {
       const r = await send({ type: 'start_crawl', seeds: [], from: [h.url] });
       showNotice(null);

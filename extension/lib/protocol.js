@@ -20,7 +20,7 @@ export const PROTOCOL_VERSION = 1;
  * @typedef {{id: number, parent: number, path: string, name: string, title: string, good: boolean,
  *   examples: number, subtree_examples: number, self_trained?: number}} TopicInfo
  * @typedef {{seq: number, url: string, relevance: number, title: string}} Page
- * @typedef {{url: string, score: number}} Hub
+ * @typedef {{url: string, score: number, title?: string}} Hub `title`: the page's, when it has one
  * @typedef {{hubs: Hub[], authorities: Hub[]}} HubsResult
  * @typedef {{topics: TopicInfo[]}} TopicsResult
  * @typedef {{status: Status}} StatusResult

@@ -384,6 +384,19 @@ fn crawls_in_the_background_and_streams_events() {
     assert_eq!(stopped["status"]["errors"], errors, "{stopped}");
     let r = h.request(json!({"id": 3, "type": "hubs", "top": 5}));
     assert_eq!(r["result"]["hubs"].as_array().unwrap().len(), 5);
+    // Titles for the side panel; nothing with a zero score.
+    let all = h.request(json!({"id": 21, "type": "hubs", "top": 100000}));
+    for list in ["hubs", "authorities"] {
+        for e in all["result"][list].as_array().unwrap() {
+            assert!(e["score"].as_f64().unwrap() > 0.0, "{list}: {e}");
+            assert!(e["title"].is_string(), "{list}: {e}");
+        }
+    }
+    assert!(
+        (r["result"]["hubs"].as_array().unwrap().iter())
+            .all(|e| !e["title"].as_str().unwrap().is_empty()),
+        "{r}"
+    );
     let r = h.request(json!({"id": 4, "type": "recent_pages", "limit": 10}));
     let recent = r["result"]["pages"].as_array().unwrap().clone();
     assert_eq!(recent.len(), 10);

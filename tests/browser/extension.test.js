@@ -396,6 +396,10 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   const panel = S.panel;
   const fetched = () => numAttr(panel, '#fetched', 'data-value');
   const first = /** @type {number} */ (await waitFor('fetched > 0 in the side panel', async () => (await fetched()) || null, 30_000));
+  if ((await panel.locator('#hubs li').count()) === 0) {
+    assert.match(await panel.textContent('#hubs-empty') ?? '', /next distillation \(every 200 fetched pages\)/,
+      'while the crawl runs, the panel says when hubs appear');
+  }
   await waitFor('the fetched counter to rise', async () => (await fetched()) > first, 15_000);
   await waitFor('dots in the plot', async () => (await numAttr(panel, '#plot', 'data-points')) > 0, 15_000);
   await waitFor('hubs in the side panel', async () => (await panel.locator('#hubs li').count()) > 0, 30_000);
@@ -403,6 +407,13 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   assert.equal(await panel.isVisible('#hubs-empty'), false, 'no empty-state text once there are hubs');
   const hub = await panel.getAttribute('#hubs li:first-child', 'data-url');
   assert.match(hub ?? '', /^http:\/\/[^/]+\.test\//, 'a hub is a FOLDOC URL');
+  // Its title, with the URL as secondary text (#14).
+  const url = await panel.textContent('#hubs li:first-child a .url') ?? '';
+  const text = await panel.textContent('#hubs li:first-child a') ?? '';
+  assert.ok(url && hub?.includes(url.replace(/\/$/, '')), `secondary URL ${url} of ${hub}`);
+  assert.ok(text.length > url.length, `a title before the URL: ${text}`);
+  const scores = await panel.$$eval('#hubs .score, #authorities .score', (els) => els.map((e) => e.textContent));
+  assert.ok(!scores.includes('0.000'), `no zero scores: ${scores}`);
 
   await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
   await S.popup.click('#stop-crawl');

@@ -674,12 +674,14 @@ fn hubs(paths: &HostPaths, top: usize) -> Result<Value, crate::store::StoreError
     }
     let conn = read_only(paths)?;
     let list = |table: &str| -> Result<Vec<Value>, crate::store::StoreError> {
+        // Zero scores rank nothing: they are left out.
         let mut st = conn.prepare(&format!(
-            "SELECT d.url, t.score FROM {table} t JOIN doc d ON d.oid = t.oid
-             ORDER BY t.score DESC LIMIT ?1"
+            "SELECT d.url, t.score, coalesce(d.title, '') FROM {table} t JOIN doc d ON d.oid = t.oid
+             WHERE t.score > 0 ORDER BY t.score DESC LIMIT ?1"
         ))?;
         let rows = st.query_map([top as i64], |r| {
-            Ok(json!({"url": r.get::<_, String>(0)?, "score": r.get::<_, f64>(1)?}))
+            Ok(json!({"url": r.get::<_, String>(0)?, "score": r.get::<_, f64>(1)?,
+                "title": r.get::<_, String>(2)?}))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     };
