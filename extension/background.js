@@ -387,6 +387,12 @@ export async function handle(msg) {
           (r.removed ? ` (replacing ${r.removed} learned before)` : ''));
       return r;
     }
+    case 'export': {
+      // The crawl's results as text, for the page to save or show.
+      requireHost();
+      const fields = msg.format ? { what: msg.what, format: msg.format } : { what: msg.what };
+      return new TextDecoder().decode(await port.download('export', fields));
+    }
     case 'reconnect': port.reconnectNow(); return port.state;
     case 'dismiss_notice': if (msg.text === notice) setNotice(null); return null;
     default: throw new Error(`unknown request ${JSON.stringify(/** @type {any} */ (msg).type)}`);

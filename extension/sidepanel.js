@@ -195,6 +195,24 @@ button('classify-current').addEventListener('click', () => act(button('classify-
   showClassification(await send({ type: 'classify_tab' }));
 }));
 
+// Take-away results: the host writes them, the page saves them (or shows the report).
+for (const b of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll('#exports [data-what]'))) {
+  b.addEventListener('click', () => act(b, async () => {
+    const what = /** @type {any} */ (b.dataset.what);
+    const format = /** @type {'csv' | 'jsonl'} */ (b.dataset.format);
+    const text = /** @type {string} */ (await send({ type: 'export', what, format }));
+    const type = format === 'csv' ? 'text/csv' : 'application/x-ndjson';
+    const a = el('a', { href: URL.createObjectURL(new Blob([text], { type })), download: `forager-${what}.${format}` });
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+  }));
+}
+button('open-report').addEventListener('click', () => act(button('open-report'), async () => {
+  const html = /** @type {string} */ (await send({ type: 'export', what: 'report' }));
+  const url = URL.createObjectURL(new Blob([html], { type: 'text/html' }));
+  await chrome.tabs.create({ url });
+}));
+
 onBroadcast((b) => {
   switch (b.type) {
     case 'host_state':

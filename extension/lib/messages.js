@@ -61,6 +61,7 @@
  *   | {type: 'hubs'}
  *   | {type: 'recent_pages'}
  *   | {type: 'self_train', clear?: boolean}
+ *   | {type: 'export', what: import('./protocol.js').ExportWhat, format?: 'csv' | 'jsonl'}
  *   | {type: 'reconnect'}
  *   | {type: 'dismiss_notice', text: string}} UiRequest
  */

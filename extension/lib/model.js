@@ -127,23 +127,7 @@ export class ModelStore {
    * @param {HostPort} port
    */
   async refreshFromHost(port) {
-    /** @type {Uint8Array[]} */
-    const chunks = [];
-    let offset = 0;
-    let total = -1;
-    do {
-      const r = await port.request('get_model', { offset });
-      const chunk = base64ToBytes(r.data);
-      if (r.offset !== offset) throw new Error(`get_model answered offset ${r.offset}, asked ${offset}`);
-      if (chunk.length === 0 && r.total > offset) throw new Error('get_model returned an empty chunk');
-      total = r.total;
-      chunks.push(chunk);
-      offset += chunk.length;
-    } while (offset < total);
-    const bytes = new Uint8Array(offset);
-    let at = 0;
-    for (const c of chunks) { bytes.set(c, at); at += c.length; }
-    await this.replace(bytes, 'host');
+    await this.replace(await port.download('get_model', {}), 'host');
   }
 
   /** @returns {Promise<TopicInfo[]>} */

@@ -7,6 +7,8 @@
  * @module protocol
  */
 
+import { base64ToBytes } from './base64.js';
+
 export const HOST_NAME = 'org.forager.host';
 export const PROTOCOL_VERSION = 1;
 
@@ -39,6 +41,8 @@ export const PROTOCOL_VERSION = 1;
  *   set_good: {fields: {topic: number, good: boolean}, result: TopicsResult},
  *   add_example: {fields: {topic: number, url: string, text: string}, result: TopicsResult},
  *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
+ *   export: {fields: {what: ExportWhat, format?: 'csv' | 'jsonl', offset: number},
+ *     result: {total: number, offset: number, data: string}},
  *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, queued?: number,
  *     status: Status}},
  *   stop_crawl: {fields: {}, result: StatusResult},
@@ -48,6 +52,8 @@ export const PROTOCOL_VERSION = 1;
  *   self_train: {fields: {min_p?: number, clear?: boolean}, result: {added: number, pages: number, removed: number, topics: TopicInfo[]}},
  * }} RequestMap
  * @typedef {keyof RequestMap} RequestType
+ * @typedef {'hubs' | 'authorities' | 'pages' | 'report'} ExportWhat what `export` exports (the
+ *   report is HTML, the lists CSV or JSON Lines)
  * @typedef {{seeds: string[], pages?: number | null, proxy?: string | null, apprentice?: boolean,
  *   delay?: number | null, retry_failed?: boolean, from?: string[]}} CrawlOptions (null, from the
  *   popup: forget the remembered value; `retry_failed` puts the failed URLs back in the frontier
@@ -209,6 +215,35 @@ export class HostPort {
         reject(new HostUnavailableError(`host not connected: ${errorText(e)}`));
       }
     });
+  }
+
+  /**
+   * A chunked answer (`get_model`, `export`), requested from offset 0 until offset + length
+   * reaches its total, as one byte array.
+   * @template {'get_model' | 'export'} T
+   * @param {T} type
+   * @param {Omit<RequestMap[T]['fields'], 'offset'>} fields
+   * @returns {Promise<Uint8Array>}
+   */
+  async download(type, fields) {
+    /** @type {Uint8Array[]} */
+    const chunks = [];
+    let offset = 0;
+    let total = -1;
+    do {
+      const r = /** @type {{total: number, offset: number, data: string}} */ (
+        await this.request(type, /** @type {any} */ ({ ...fields, offset })));
+      const chunk = base64ToBytes(r.data);
+      if (r.offset !== offset) throw new Error(`${type} answered offset ${r.offset}, asked ${offset}`);
+      if (chunk.length === 0 && r.total > offset) throw new Error(`${type} returned an empty chunk`);
+      total = r.total;
+      chunks.push(chunk);
+      offset += chunk.length;
+    } while (offset < total);
+    const bytes = new Uint8Array(offset);
+    let at = 0;
+    for (const c of chunks) { bytes.set(c, at); at += c.length; }
+    return bytes;
   }
 
   /** Opens the port and runs the handshake. */

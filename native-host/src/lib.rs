@@ -9,6 +9,7 @@ pub mod crawl;
 pub mod demo;
 pub mod distiller;
 pub mod evaluation;
+pub mod export;
 pub mod fetch;
 pub mod framing;
 pub mod install;

@@ -235,6 +235,21 @@ enum Cmd {
         #[arg(long)]
         html: Option<PathBuf>,
     },
+    /// A crawl's hubs, authorities or fetched pages as CSV or JSON Lines (url, title,
+    /// relevance, best leaf, fetched_at, score), to take away.
+    Export {
+        /// Crawl database.
+        db: PathBuf,
+        /// Which list.
+        #[arg(long, value_enum, default_value = "hubs")]
+        what: forager::export::What,
+        /// File format.
+        #[arg(long, value_enum, default_value = "csv")]
+        format: forager::export::Format,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Summary of a running or finished crawl.
     Status {
         /// Crawl database.
@@ -508,6 +523,23 @@ fn main() -> Result<()> {
                 std::fs::write(&path, forager::report::html(&r, &title))
                     .with_context(|| format!("writing {}", path.display()))?;
                 eprintln!("wrote {}", path.display());
+            }
+        }
+        Cmd::Export {
+            db,
+            what,
+            format,
+            out,
+        } => {
+            let conn = forager::store::Store::open_read_only(&db)?;
+            let text = forager::export::export(&conn, what, format)?;
+            match out {
+                Some(path) => {
+                    forager::model_file::write_atomic(&path, text.as_bytes())
+                        .with_context(|| format!("writing {}", path.display()))?;
+                    eprintln!("wrote {}", path.display());
+                }
+                None => print!("{text}"),
             }
         }
         Cmd::Native { caller: _ } => {

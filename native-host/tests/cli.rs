@@ -324,3 +324,48 @@ fn empty_environment_variables_count_as_unset() {
     assert!(entries.is_empty(), "files written in the current directory");
     assert!(home.join(".local/share/forager/model.fgm").exists());
 }
+
+/// `forager export`: hubs as CSV and pages as JSON Lines agree with the crawl database.
+#[test]
+fn export_hubs_and_pages() {
+    let dir = tmp("export");
+    let web = gen_web(&dir);
+    let db = dir.join("c.db");
+    run(forager()
+        .args(["crawl", "--task", "astronomy", "--pages", "150", "--web"])
+        .arg(&web)
+        .arg("--db")
+        .arg(&db));
+    run(forager().arg("distill").arg(&db));
+    let csv = dir.join("hubs.csv");
+    run(forager()
+        .arg("export")
+        .arg(&db)
+        .args(["--what", "hubs", "--format", "csv", "--out"])
+        .arg(&csv));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("url,title,relevance,best_leaf,fetched_at,score")
+    );
+    let distilled = run(forager().args(["distill", "--top", "5", "--json"]).arg(&db));
+    let v: serde_json::Value = serde_json::from_str(distilled.trim()).unwrap();
+    let first_hub = v["hubs"][0]["url"].as_str().unwrap();
+    assert!(
+        lines.next().unwrap().starts_with(first_hub),
+        "best hub first: {text}"
+    );
+    let pages = run(forager()
+        .arg("export")
+        .arg(&db)
+        .args(["--what", "pages", "--format", "jsonl"]));
+    let rows: Vec<serde_json::Value> = (pages.lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 150);
+    assert!(rows
+        .iter()
+        .all(|r| r["url"].is_string() && r["relevance"].is_f64() && r["fetched_at"].is_f64()));
+    assert!(rows.iter().any(|r| r["best_leaf"] == "/Science/Astronomy"));
+}

@@ -423,6 +423,37 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   assert.match(await S.popup.textContent('#status-line') ?? '', /^idle/);
 });
 
+test('(r) the side panel exports hubs as CSV and pages as JSON Lines, and opens the HTML report', async () => {
+  assert.ok(S.panel && S.ctx);
+  const panel = S.panel;
+  await panel.waitForSelector('#hubs li', { timeout: 10_000 });
+  const firstHub = await panel.getAttribute('#hubs li:first-child', 'data-url');
+  /** @param {string} button */
+  const download = async (button) => {
+    const [d] = await Promise.all([panel.waitForEvent('download', { timeout: 15_000 }), panel.click(button)]);
+    const file = await d.path();
+    assert.ok(file, `${button}: no file`);
+    return { name: d.suggestedFilename(), text: await readFile(file, 'utf8') };
+  };
+  const hubs = await download('#export-hubs');
+  assert.equal(hubs.name, 'forager-hubs.csv');
+  const rows = hubs.text.trim().split('\n');
+  assert.equal(rows[0], 'url,title,relevance,best_leaf,fetched_at,score');
+  assert.ok(rows[1].startsWith(`${firstHub},`), `the best hub first: ${rows[1]} (panel: ${firstHub})`);
+  const pages = await download('#export-pages-jsonl');
+  const lines = pages.text.trim().split('\n').map((l) => JSON.parse(l));
+  const fetched = await numAttr(panel, '#fetched', 'data-value');
+  assert.equal(lines.length, fetched, 'one line per fetched page');
+  assert.ok(lines.every((l) => typeof l.url === 'string' && typeof l.relevance === 'number' && 'best_leaf' in l));
+  // The report opens in a tab, with its charts.
+  const [report] = await Promise.all([S.ctx.waitForEvent('page', { timeout: 15_000 }), panel.click('#open-report')]);
+  await report.waitForLoadState();
+  assert.match(report.url(), /^blob:chrome-extension:/);
+  assert.ok(await report.locator('svg').count() > 0, 'charts in the report');
+  assert.match(await report.title(), /Forager crawl report/);
+  await report.close();
+});
+
 test('(f) killing the host mid-crawl is reported, the extension reconnects, and Resume continues the crawl', async (t) => {
   assert.ok(S.popup && S.panel);
   const panel = S.panel;

@@ -332,6 +332,22 @@ impl Session {
                 Ok(json!({"total": bytes.len(), "offset": offset,
                     "data": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end])}))
             }
+            Request::Export {
+                what,
+                format,
+                offset,
+            } => {
+                let paths = self.paths.clone();
+                let text = off_the_runtime(|| export_text(&paths, what, format))?;
+                let bytes = text.as_bytes();
+                let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+                if offset > bytes.len() {
+                    return Err("offset beyond the export".into());
+                }
+                let end = (offset + MODEL_CHUNK).min(bytes.len());
+                Ok(json!({"total": bytes.len(), "offset": offset,
+                    "data": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end])}))
+            }
             Request::StartCrawl(start) => self.start_crawl(start).await,
             Request::StopCrawl {} => {
                 self.stop_crawl().await;
@@ -668,6 +684,31 @@ fn recent_pages(paths: &HostPaths, limit: i64) -> Result<Vec<Value>, crate::stor
     Ok(v)
 }
 
+/// The text `export` sends: a list as CSV or JSON Lines, or the HTML report.
+fn export_text(
+    paths: &HostPaths,
+    what: protocol::ExportWhat,
+    format: Option<crate::export::Format>,
+) -> Result<String, Refusal> {
+    use crate::export::What;
+    use protocol::ExportWhat as W;
+    if !paths.db().exists() {
+        return Err("there is no crawl yet: start one first".into());
+    }
+    let conn = read_only(paths).map_err(|e| e.to_string())?;
+    let list = match what {
+        W::Hubs => What::Hubs,
+        W::Authorities => What::Authorities,
+        W::Pages => What::Pages,
+        W::Report => {
+            let r = crate::report::build(&conn, 20).map_err(|e| e.to_string())?;
+            return Ok(crate::report::html(&r, "Forager crawl report"));
+        }
+    };
+    let format = format.ok_or("give a format: csv or jsonl")?;
+    crate::export::export(&conn, list, format).map_err(|e| e.to_string())
+}
+
 fn hubs(paths: &HostPaths, top: usize) -> Result<Value, crate::store::StoreError> {
     if !paths.db().exists() {
         return Ok(json!({"hubs": [], "authorities": []}));
@@ -680,8 +721,10 @@ fn hubs(paths: &HostPaths, top: usize) -> Result<Value, crate::store::StoreError
              WHERE t.score > 0 ORDER BY t.score DESC LIMIT ?1"
         ))?;
         let rows = st.query_map([top as i64], |r| {
-            Ok(json!({"url": r.get::<_, String>(0)?, "score": r.get::<_, f64>(1)?,
-                "title": r.get::<_, String>(2)?}))
+            Ok(
+                json!({"url": r.get::<_, String>(0)?, "score": r.get::<_, f64>(1)?,
+                "title": r.get::<_, String>(2)?}),
+            )
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     };

@@ -77,6 +77,18 @@ pub enum Request {
         #[serde(default)]
         offset: u64,
     },
+    /// A crawl's results to take away, in chunks like the model: hubs, authorities or pages
+    /// as CSV or JSON Lines, or the HTML report.
+    Export {
+        /// What to export: `hubs`, `authorities`, `pages` or `report`.
+        what: ExportWhat,
+        /// `csv` or `jsonl` (lists only; the report is HTML).
+        #[serde(default)]
+        format: Option<crate::export::Format>,
+        /// Byte offset.
+        #[serde(default)]
+        offset: u64,
+    },
     /// Starts (or resumes) the crawl.
     StartCrawl(StartCrawl),
     /// Stops the crawl (resumable).
@@ -117,6 +129,20 @@ fn default_recent() -> u64 {
 
 fn default_min_p() -> f64 {
     Model::SELF_TRAIN_MIN_P
+}
+
+/// What `export` exports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportWhat {
+    /// The distiller's hubs.
+    Hubs,
+    /// The distiller's authorities.
+    Authorities,
+    /// Every fetched page.
+    Pages,
+    /// The HTML crawl report (`forager report --html`).
+    Report,
 }
 
 /// The largest page budget a start accepts.

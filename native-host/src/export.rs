@@ -1,0 +1,182 @@
+//! Take-away results of a crawl: its hubs, authorities or fetched pages as CSV or JSON Lines,
+//! one row per page with its URL, title, relevance, best leaf and fetch time.
+
+use crate::store::StoreError;
+use rusqlite::Connection;
+use serde::Serialize;
+
+/// Which list to export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum What {
+    /// The distiller's hubs, best first.
+    Hubs,
+    /// The distiller's authorities, best first.
+    Authorities,
+    /// Every fetched page, in fetch order.
+    Pages,
+}
+
+/// The file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Comma-separated values with a header row (RFC 4180).
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The crawl database could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A row could not be written.
+    #[error("writing CSV: {0}")]
+    Csv(#[from] csv::Error),
+}
+
+/// One exported page.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Row {
+    /// The page's URL.
+    pub url: String,
+    /// Its title ("" when it has none).
+    pub title: String,
+    /// R(d), the probability that it is about a good topic.
+    pub relevance: f64,
+    /// The path of its best leaf topic ("" when unknown).
+    pub best_leaf: String,
+    /// When it was fetched, in seconds since 1970 (None if never).
+    pub fetched_at: Option<f64>,
+    /// Its hub or authority score (None for the page list).
+    pub score: Option<f64>,
+}
+
+/// The rows of `what`, best first for hubs and authorities (zero scores left out), in fetch
+/// order for pages.
+pub fn rows(conn: &Connection, what: What) -> Result<Vec<Row>, StoreError> {
+    let cols = "d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at";
+    let sql = match what {
+        What::Hubs | What::Authorities => format!(
+            "SELECT {cols}, s.score FROM {} s JOIN doc d ON d.oid = s.oid
+             LEFT JOIN taxonomy t ON t.kcid = d.cid WHERE s.score > 0 ORDER BY s.score DESC",
+            if what == What::Hubs { "hub" } else { "auth" }
+        ),
+        What::Pages => format!(
+            "SELECT {cols}, NULL FROM doc d LEFT JOIN taxonomy t ON t.kcid = d.cid
+             WHERE d.status = 2 ORDER BY d.fetch_seq"
+        ),
+    };
+    let mut st = conn.prepare(&sql)?;
+    let rows = st.query_map([], |r| {
+        Ok(Row {
+            url: r.get(0)?,
+            title: r.get(1)?,
+            relevance: r.get(2)?,
+            best_leaf: r.get(3)?,
+            fetched_at: r.get(4)?,
+            score: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// `rows` written in `format`.
+pub fn export(conn: &Connection, what: What, format: Format) -> Result<String, ExportError> {
+    let rows = rows(conn, what)?;
+    match format {
+        Format::Jsonl => Ok(rows
+            .iter()
+            .filter_map(|r| serde_json::to_string(r).ok())
+            .map(|l| l + "\n")
+            .collect()),
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            if rows.is_empty() {
+                w.write_record([
+                    "url",
+                    "title",
+                    "relevance",
+                    "best_leaf",
+                    "fetched_at",
+                    "score",
+                ])?;
+            }
+            for r in &rows {
+                w.serialize(r)?;
+            }
+            let bytes = w
+                .into_inner()
+                .map_err(|e| csv::Error::from(e.into_error()))?;
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE TABLE doc(oid INTEGER PRIMARY KEY, url TEXT, title TEXT, relevance REAL,
+               cid INTEGER, status INTEGER, fetched_at REAL, fetch_seq INTEGER);
+             CREATE TABLE taxonomy(kcid INTEGER PRIMARY KEY, path TEXT);
+             CREATE TABLE hub(oid INTEGER, score REAL);
+             CREATE TABLE auth(oid INTEGER, score REAL);
+             INSERT INTO taxonomy VALUES (3, '/Science/Astronomy');
+             INSERT INTO doc VALUES (1, 'http://a.test/', 'Stars, \"big\" ones', 0.9, 3, 2, 100.5, 2),
+                                    (2, 'http://b.test/', NULL, 0.1, NULL, 2, 99.0, 1),
+                                    (3, 'http://c.test/', NULL, 0, NULL, 0, NULL, NULL);
+             INSERT INTO hub VALUES (2, 0.25), (1, 0.75), (3, 0);",
+        )
+        .unwrap();
+        c
+    }
+
+    #[test]
+    fn csv_quotes_titles_and_a_reader_gets_the_rows_back() {
+        let text = export(&db(), What::Hubs, Format::Csv).unwrap();
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
+        assert_eq!(
+            header,
+            [
+                "url",
+                "title",
+                "relevance",
+                "best_leaf",
+                "fetched_at",
+                "score"
+            ]
+        );
+        let recs: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(recs.len(), 2, "zero scores left out: {text}");
+        assert_eq!(&recs[0][0], "http://a.test/");
+        assert_eq!(&recs[0][1], "Stars, \"big\" ones");
+        assert_eq!(&recs[0][3], "/Science/Astronomy");
+        assert_eq!(&recs[1][5], "0.25");
+    }
+
+    #[test]
+    fn jsonl_lists_fetched_pages_in_fetch_order() {
+        let text = export(&db(), What::Pages, Format::Jsonl).unwrap();
+        let lines: Vec<serde_json::Value> = (text.lines())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["url"], "http://b.test/");
+        assert_eq!(lines[1]["best_leaf"], "/Science/Astronomy");
+        assert_eq!(lines[1]["fetched_at"], 100.5);
+        assert!(lines[0]["score"].is_null());
+        let empty = export(&db(), What::Authorities, Format::Csv).unwrap();
+        assert_eq!(
+            empty.trim(),
+            "url,title,relevance,best_leaf,fetched_at,score"
+        );
+    }
+}
