@@ -10,6 +10,7 @@
  * Tests drive it through `globalThis.forager` (see the end of this file).
  */
 
+import { bytesToBase64 } from './lib/base64.js';
 import { benchClassify } from './lib/bench.js';
 import { collectBookmarkFolders } from './lib/bookmarks.js';
 import { CrawlView, MAX_PAGES, TOP_HUBS } from './lib/crawl-state.js';
@@ -270,7 +271,7 @@ async function startCrawl(options) {
   const saved = (await chrome.storage.local.get(CRAWL_OPTIONS_KEY))[CRAWL_OPTIONS_KEY] ?? {};
   /** @type {Partial<CrawlOptions>} */
   const remembered = { ...saved };
-  for (const k of /** @type {const} */ (['pages', 'proxy', 'delay', 'apprentice'])) {
+  for (const k of /** @type {const} */ (['pages', 'proxy', 'delay', 'apprentice', 'warc'])) {
     // null: the user cleared the field, so the host's default applies again.
     if (options[k] === null) delete remembered[k];
     else if (options[k] !== undefined) /** @type {any} */ (remembered)[k] = options[k];
@@ -281,6 +282,7 @@ async function startCrawl(options) {
   if (remembered.proxy) request.proxy = remembered.proxy;
   if (remembered.delay !== undefined && remembered.delay !== null) request.delay = remembered.delay;
   if (remembered.apprentice !== undefined) request.apprentice = remembered.apprentice;
+  if (remembered.warc) request.warc = true;
   if (options.retry_failed) request.retry_failed = true;
   if (options.from?.length) request.from = options.from;
   if (crawl.status && crawl.status.state !== 'idle') {
@@ -391,7 +393,9 @@ export async function handle(msg) {
       // The crawl's results as text, for the page to save or show.
       requireHost();
       const fields = msg.format ? { what: msg.what, format: msg.format } : { what: msg.what };
-      return new TextDecoder().decode(await port.download('export', fields));
+      const bytes = await port.download('export', fields);
+      // The archive is binary (base64 through the message channel); the rest is text.
+      return msg.what === 'warc' ? bytesToBase64(bytes) : new TextDecoder().decode(bytes);
     }
     case 'reconnect': port.reconnectNow(); return port.state;
     case 'dismiss_notice': if (msg.text === notice) setNotice(null); return null;

@@ -102,6 +102,7 @@ function showState(s) {
   if (o.proxy) input('proxy').value = o.proxy;
   if (o.delay !== undefined) input('delay').value = String(o.delay);
   if (o.apprentice !== undefined) input('apprentice').checked = o.apprentice;
+  if (o.warc !== undefined) input('warc').checked = o.warc;
 }
 
 /**
@@ -225,7 +226,7 @@ button('start-crawl').addEventListener('click', () => act(button('start-crawl'),
   // An empty field is sent as null: the worker forgets the value it remembered.
   const { pages, proxy, delay } = crawlOptions();
   const r = await send({ type: 'start_crawl', seeds, apprentice: input('apprentice').checked,
-    pages, proxy, delay });
+    warc: input('warc').checked, pages, proxy, delay });
   crawlStatus = r.status;
   showNotice(null);
   showStatus();

@@ -4,6 +4,7 @@
  * topic good), the crawl's counters and live relevance plot, top hubs and authorities, alarms.
  */
 
+import { base64ToBytes } from './lib/base64.js';
 import { onBroadcast, send } from './lib/messages.js';
 import { RelevancePlot } from './lib/plot.js';
 import { $, act, el, fixed, showHost, showNotice, wireNoticeDismiss } from './lib/ui.js';
@@ -207,6 +208,13 @@ for (const b of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySele
     setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
   }));
 }
+button('export-warc').addEventListener('click', () => act(button('export-warc'), async () => {
+  const data = base64ToBytes(/** @type {string} */ (await send({ type: 'export', what: 'warc' })));
+  const a = el('a', { href: URL.createObjectURL(new Blob([data], { type: 'application/warc' })),
+    download: 'forager-crawl.warc.gz' });
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+}));
 button('open-report').addEventListener('click', () => act(button('open-report'), async () => {
   const html = /** @type {string} */ (await send({ type: 'export', what: 'report' }));
   const url = URL.createObjectURL(new Blob([html], { type: 'text/html' }));

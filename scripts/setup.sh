@@ -25,6 +25,11 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGE
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" >&2
 fi
 
+# An independent WARC reader for the browser tests (they check the archive Forager writes).
+WARCIO_VERSION=1.7.4
+python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('warcio') != '$WARCIO_VERSION')" 2>/dev/null \
+  || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "warcio==$WARCIO_VERSION" >&2
+
 if [ ! -d tests/browser/node_modules/playwright-core ]; then
   (cd tests/browser && npm ci --no-audit --no-fund >&2)
 fi

@@ -52,10 +52,10 @@ export const PROTOCOL_VERSION = 1;
  *   self_train: {fields: {min_p?: number, clear?: boolean}, result: {added: number, pages: number, removed: number, topics: TopicInfo[]}},
  * }} RequestMap
  * @typedef {keyof RequestMap} RequestType
- * @typedef {'hubs' | 'authorities' | 'pages' | 'report'} ExportWhat what `export` exports (the
- *   report is HTML, the lists CSV or JSON Lines)
+ * @typedef {'hubs' | 'authorities' | 'pages' | 'report' | 'warc'} ExportWhat what `export`
+ *   exports (the report is HTML, the lists CSV or JSON Lines, the archive a .warc.gz)
  * @typedef {{seeds: string[], pages?: number | null, proxy?: string | null, apprentice?: boolean,
- *   delay?: number | null, retry_failed?: boolean, from?: string[]}} CrawlOptions (null, from the
+ *   delay?: number | null, retry_failed?: boolean, from?: string[], warc?: boolean}} CrawlOptions (null, from the
  *   popup: forget the remembered value; `retry_failed` puts the failed URLs back in the frontier
  *   first; `from`: "crawl more from here", fetched pages whose unvisited links go first)
  */

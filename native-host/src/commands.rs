@@ -43,6 +43,13 @@ pub(crate) struct CrawlArgs {
     /// Append fetched URLs here, one per line, in fetch order.
     #[arg(long)]
     fetch_log: Option<PathBuf>,
+    /// Record every answered fetch as WARC request and response records in FILE-00000.warc.gz,
+    /// FILE-00001.warc.gz, ... (a resumed crawl adds files).
+    #[arg(long, value_name = "FILE")]
+    warc: Option<PathBuf>,
+    /// Start a new WARC file once one holds this many bytes.
+    #[arg(long, default_value_t = forager::warc::DEFAULT_MAX_BYTES)]
+    warc_max_bytes: u64,
     /// Fetches in flight.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
@@ -222,6 +229,11 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
                 ..FetchConfig::default()
             },
             fetch_log: a.fetch_log.clone(),
+            warc: a.warc.as_deref().map(|p| forager::warc::WarcConfig {
+                prefix: forager::warc::prefix_of(p),
+                max_bytes: a.warc_max_bytes.max(1),
+                user_agent: FetchConfig::default().user_agent,
+            }),
             max_pages_per_host: a.max_pages_per_host,
             template_weight: a.template_weight,
             open_world,

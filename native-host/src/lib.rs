@@ -25,3 +25,4 @@ pub mod serve;
 pub mod store;
 pub mod synthweb;
 pub mod training;
+pub mod warc;

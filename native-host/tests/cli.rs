@@ -369,3 +369,55 @@ fn export_hubs_and_pages() {
         .all(|r| r["url"].is_string() && r["relevance"].is_f64() && r["fetched_at"].is_f64()));
     assert!(rows.iter().any(|r| r["best_leaf"] == "/Science/Astronomy"));
 }
+
+/// `crawl --warc`: one response record per fetched page (and its request), rotated files
+/// that join into one archive, and a resumed crawl that adds files.
+#[test]
+fn crawl_records_a_warc_archive() {
+    use std::io::Read;
+    let dir = tmp("warc");
+    let web = gen_web(&dir);
+    let db = dir.join("c.db");
+    let crawl = |pages: &str| {
+        run(forager()
+            .args(["crawl", "--task", "astronomy", "--pages", pages, "--web"])
+            .arg(&web)
+            .arg("--db")
+            .arg(&db)
+            .arg("--warc")
+            .arg(dir.join("arc.warc.gz"))
+            .args(["--warc-max-bytes", "100000"]));
+    };
+    crawl("120");
+    let first = forager::warc::files(&dir.join("arc"));
+    assert!(first.len() >= 2, "rotated: {first:?}");
+    crawl("160");
+    let all = forager::warc::files(&dir.join("arc"));
+    assert!(all.len() > first.len(), "the resumed crawl added files");
+    let mut joined = Vec::new();
+    for f in &all {
+        joined.extend(std::fs::read(f).unwrap());
+    }
+    let mut text = Vec::new();
+    flate2::read::MultiGzDecoder::new(&joined[..])
+        .read_to_end(&mut text)
+        .unwrap();
+    let text = String::from_utf8_lossy(&text);
+    let ok_responses: Vec<&str> = (text.split("WARC/1.1\r\n").skip(1))
+        .filter(|r| r.contains("WARC-Type: response") && r.contains("\r\n\r\nHTTP/1.1 200 OK"))
+        .filter_map(|r| r.lines().find_map(|l| l.strip_prefix("WARC-Target-URI: ")))
+        .collect();
+    let fetched = run(forager()
+        .arg("sql")
+        .arg(&db)
+        .arg("SELECT url FROM doc WHERE status = 2"));
+    let mut fetched: Vec<&str> = fetched.lines().skip(1).collect();
+    let mut got = ok_responses.clone();
+    fetched.sort_unstable();
+    got.sort_unstable();
+    assert_eq!(got.len(), 160, "one 200 response per fetched page");
+    assert_eq!(got, fetched);
+    let requests = text.matches("WARC-Type: request").count();
+    let responses = text.matches("WARC-Type: response").count();
+    assert_eq!(requests, responses);
+}

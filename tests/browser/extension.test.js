@@ -423,7 +423,7 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   assert.match(await S.popup.textContent('#status-line') ?? '', /^idle/);
 });
 
-test('(r) the side panel exports hubs as CSV and pages as JSON Lines, and opens the HTML report', async () => {
+test('(r) the side panel exports hubs as CSV, pages as JSON Lines and the WARC archive, and opens the HTML report', async () => {
   assert.ok(S.panel && S.ctx);
   const panel = S.panel;
   await panel.waitForSelector('#hubs li', { timeout: 10_000 });
@@ -452,6 +452,38 @@ test('(r) the side panel exports hubs as CSV and pages as JSON Lines, and opens 
   assert.ok(await report.locator('svg').count() > 0, 'charts in the report');
   assert.match(await report.title(), /Forager crawl report/);
   await report.close();
+
+  // A crawl started with "Record WARC" is archived; the side panel exports one .warc.gz that
+  // an independent reader (warcio) reads, with every digest right (#14).
+  assert.ok(S.popup);
+  const popup = S.popup;
+  if (!(await popup.getAttribute('#advanced', 'open') !== null)) await popup.click('#advanced summary');
+  await popup.check('#warc');
+  await popup.fill('#seeds', '');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  const before = await numAttr(panel, '#fetched', 'data-value');
+  const db = path.join(S.home, 'crawl.db');
+  const lastSeq = Number((await forager(['sql', db, 'SELECT coalesce(max(fetch_seq), 0) FROM doc'])).stdout.trim().split('\n')[1]);
+  await popup.click('#start-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="running"]', { timeout: 15_000 });
+  await waitFor('20 more pages', async () => (await numAttr(panel, '#fetched', 'data-value')) >= before + 20, 30_000);
+  await popup.click('#stop-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  await popup.uncheck('#warc');
+  const warc = await (async () => {
+    const [d] = await Promise.all([panel.waitForEvent('download', { timeout: 30_000 }), panel.click('#export-warc')]);
+    assert.equal(d.suggestedFilename(), 'forager-crawl.warc.gz');
+    return /** @type {string} */ (await d.path());
+  })();
+  const { stdout } = await run('python3', [path.join(HERE, 'helpers', 'warc_check.py'), warc]);
+  const check = JSON.parse(stdout);
+  assert.deepEqual(check.problems, [], 'digests');
+  assert.equal(check.members, check.records, 'one gzip member per record');
+  assert.equal(check.types.request, check.types.response, 'a request per response');
+  const sql = await forager(['sql', db, `SELECT url FROM doc WHERE status = 2 AND fetch_seq > ${lastSeq} ORDER BY url`]);
+  const fetchedNow = sql.stdout.trim().split('\n').slice(1);
+  assert.ok(fetchedNow.length >= 20, `pages fetched while recording: ${fetchedNow.length}`);
+  assert.deepEqual([...(check.responses['200'] ?? [])].sort(), fetchedNow, 'one 200 response record per fetched page');
 });
 
 test('(f) killing the host mid-crawl is reported, the extension reconnects, and Resume continues the crawl', async (t) => {

@@ -119,6 +119,9 @@ pub struct CrawlConfig {
     pub fetch: FetchConfig,
     /// Append each fetched URL here, in fetch order.
     pub fetch_log: Option<PathBuf>,
+    /// Record every answered fetch in WARC files (`crate::warc`); the files' User-Agent is
+    /// the fetcher's.
+    pub warc: Option<crate::warc::WarcConfig>,
     /// Guide soft focus with the apprentice (accelerated-focused-crawling-2002).
     pub apprentice: Option<ApprenticeConfig>,
     /// Run the distiller every this many fetched pages (and once at the end).
@@ -268,6 +271,7 @@ impl Default for CrawlConfig {
             traps: TrapLimits::default(),
             fetch: FetchConfig::default(),
             fetch_log: None,
+            warc: None,
             apprentice: None,
             distill_every: None,
             hub_feedback: None,

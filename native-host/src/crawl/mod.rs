@@ -135,7 +135,16 @@ pub async fn run(
     }
     let fetcher = Fetcher::new(config.fetch.clone())
         .map_err(|e| crate::store::StoreError::Schema(e.to_string()))?;
+    let (warc_tx, warc_task) = match config.warc.clone() {
+        Some(c) => {
+            let (tx, rx) = tokio::sync::mpsc::channel(64);
+            let task = tokio::task::spawn_blocking(move || crate::warc::archive(c, rx));
+            (Some(tx), Some(task))
+        }
+        None => (None, None),
+    };
     let sh = Arc::new(Shared {
+        warc: Mutex::new(warc_tx),
         fetcher,
         robots: RobotsCache::new(crate::robots::AGENT)
             .retry_unavailable_after(config.blame.backoff),
@@ -299,6 +308,13 @@ pub async fn run(
                     config.mode == Mode::Hard,
                     &monitor,
                 );
+                // The archive is complete before the crawl says it has stopped.
+                drop(sh.warc.lock().unwrap_or_else(|p| p.into_inner()).take());
+                if let Some(t) = warc_task {
+                    t.await
+                        .map_err(|e| StoreError::Archive(e.to_string()))?
+                        .map_err(|e| StoreError::Archive(e.to_string()))?;
+                }
                 return Ok((r, progress));
             }
         }

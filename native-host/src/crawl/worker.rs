@@ -26,6 +26,8 @@ pub(super) struct Shared {
     pub(super) per_host: Mutex<HashMap<String, u64>>,
     /// The apprentice as of its last retrain, read by the fetch workers.
     pub(super) apprentice: RwLock<Arc<Apprentice>>,
+    /// Answered fetches go here to be archived (WARC), while the crawl records them.
+    pub(super) warc: Mutex<Option<tokio::sync::mpsc::Sender<crate::warc::Exchange>>>,
 }
 
 /// A worker's result: the outcome to record, and what blame needs to know.
@@ -148,7 +150,15 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
     polite_wait(&sh, host, extra).await;
     let gate = RobotsOnRedirect(&sh);
     let resp = match sh.fetcher.get_via(url.as_str(), Some(&gate)).await {
-        Ok(r) => r,
+        Ok(r) => {
+            let archive = sh.warc.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(tx) = archive {
+                // Bounded: a slow disk slows the crawl rather than filling memory. A writer
+                // that failed is reported when the crawl ends.
+                let _ = tx.send(crate::warc::Exchange::of(&r)).await;
+            }
+            r
+        }
         Err(e @ (FetchError::Private(_) | FetchError::Disallowed(_))) => {
             return (
                 failure(w.oid, store::status::EXCLUDED, e.kind()),

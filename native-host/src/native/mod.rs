@@ -69,6 +69,11 @@ impl HostPaths {
     pub fn db(&self) -> PathBuf {
         self.dir.join("crawl.db")
     }
+
+    /// The prefix of the WARC archive's files (`warc/crawl-00000.warc.gz`, ...).
+    pub fn warc_prefix(&self) -> PathBuf {
+        self.dir.join("warc").join("crawl")
+    }
 }
 
 /// The embedded starter taxonomy: the demo topics trained on the generated web's examples.
@@ -338,6 +343,22 @@ impl Session {
                 offset,
             } => {
                 let paths = self.paths.clone();
+                if what == protocol::ExportWhat::Warc {
+                    let (total, data) = off_the_runtime(|| {
+                        crate::warc::joined_range(&paths.warc_prefix(), offset, MODEL_CHUNK)
+                    })
+                    .map_err(|e| format!("reading the WARC archive: {e}"))?;
+                    if total == 0 {
+                        return Err(
+                            "no WARC archive yet: start a crawl with \"Record WARC\"".into()
+                        );
+                    }
+                    if offset > total {
+                        return Err("offset beyond the export".into());
+                    }
+                    return Ok(json!({"total": total, "offset": offset,
+                        "data": base64::engine::general_purpose::STANDARD.encode(&data)}));
+                }
                 let text = off_the_runtime(|| export_text(&paths, what, format))?;
                 let bytes = text.as_bytes();
                 let offset = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -504,6 +525,11 @@ impl Session {
             max_pages: Some(before.saturating_add(pages)),
             concurrency: 8,
             delay: Duration::from_secs_f64(delay),
+            warc: req.warc.then(|| crate::warc::WarcConfig {
+                prefix: self.paths.warc_prefix(),
+                max_bytes: crate::warc::DEFAULT_MAX_BYTES,
+                user_agent: crate::fetch::FetchConfig::default().user_agent,
+            }),
             fetch: crate::fetch::FetchConfig {
                 proxy,
                 reach: crate::address::Reach {
@@ -700,6 +726,7 @@ fn export_text(
         W::Hubs => What::Hubs,
         W::Authorities => What::Authorities,
         W::Pages => What::Pages,
+        W::Warc => return Err("the WARC archive is sent as bytes".into()),
         W::Report => {
             let r = crate::report::build(&conn, 20).map_err(|e| e.to_string())?;
             return Ok(crate::report::html(&r, "Forager crawl report"));

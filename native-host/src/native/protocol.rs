@@ -143,6 +143,8 @@ pub enum ExportWhat {
     Pages,
     /// The HTML crawl report (`forager report --html`).
     Report,
+    /// The WARC archive of the crawls started with `warc` (one `.warc.gz`).
+    Warc,
 }
 
 /// The largest page budget a start accepts.
@@ -170,6 +172,9 @@ pub struct StartCrawl {
     /// frontier (a page not fetched yet becomes a seed).
     #[serde(default)]
     pub from: Vec<String>,
+    /// Record this start's fetches in the host's WARC archive (`export` `warc` returns it).
+    #[serde(default)]
+    pub warc: bool,
     /// Put the URLs that failed back in the frontier, tries reset, before starting.
     #[serde(default)]
     pub retry_failed: bool,

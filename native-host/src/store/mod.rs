@@ -28,6 +28,9 @@ pub enum StoreError {
     /// Another crawl (this process or another) is writing the database: one writer only.
     #[error("crawl database {0} is in use by another crawl (it may still be stopping); try again when it has stopped")]
     Locked(String),
+    /// The crawl's WARC archive could not be written (a full disk, say).
+    #[error("WARC archive: {0}")]
+    Archive(String),
     /// The database's lock file could not be opened.
     #[error("crawl database lock {0}: {1}")]
     Lock(String, std::io::Error),
