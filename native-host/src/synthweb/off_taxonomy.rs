@@ -38,7 +38,7 @@ pub const REGIONS: &[(&str, &str)] = &[
         "petcare",
         "dog species cat breed puppy mammal kitten vet leash collar grooming immune treat litter \
          kennel adopt shelter toy fur paw bark chew obedience walk vaccine parasite flea tick \
-         nutrition insect habitat cage aquarium hamster parrot",
+         nutrition insect habitat reptile virus cage aquarium hamster parrot",
     ),
 ];
 
