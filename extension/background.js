@@ -207,8 +207,11 @@ function importBookmarks() {
       setImportStatus('adding examples…');
       const r = await importFolders(folders, { port, models });
       await afterModelChange();
+      const byTitle = r.examples - fetched;
       setImportStatus(`${r.topics} new topics, ${r.examples} examples (${fetched} pages read, the rest by title)` +
-        (r.errors.length ? `; ${r.errors.length} failed` : ''));
+        (r.errors.length ? `; ${r.errors.length} failed` : '') +
+        (byTitle > 0 ? `. ${byTitle} bookmark${byTitle === 1 ? '' : 's'} taught only ${byTitle === 1 ? 'its' : 'their'} title: ` +
+          'Forager may not read those pages. Allow it to read pages, then import again, for examples with their text.' : ''));
       return r;
     } catch (e) {
       setImportStatus(`import failed: ${errorText(e)}`);

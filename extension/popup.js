@@ -39,9 +39,15 @@ const input = (id) => /** @type {HTMLInputElement} */ ($(id));
 /** @param {string} id */
 const button = (id) => /** @type {HTMLButtonElement} */ ($(id));
 
+/** Topics past which the popup offers a filter box. */
+const FILTER_FROM = 20;
+input('topic-filter').addEventListener('input', () => tree.setFilter(input('topic-filter').value));
+
 /** @param {TopicInfo[]} topics */
 function showTopics(topics) {
   tree.render(topics);
+  // A filter box once the taxonomy is too long to scan.
+  $('topic-filter').hidden = topics.length <= FILTER_FROM && !input('topic-filter').value;
   // Examples learned from a crawl can be forgotten whenever there are some.
   button('forget-learned').hidden = !topics.some((t) => (t.self_trained ?? 0) > 0);
   const move = /** @type {HTMLSelectElement} */ ($('move-target'));
@@ -137,6 +143,9 @@ function edited(r) {
 button('add-topic').addEventListener('click', () => act(button('add-topic'), async () => {
   const r = await send({ type: 'add_topic', parent: tree.selectedTopic()?.id ?? 0, name: topicName() });
   input('topic-name').value = '';
+  // The new topic is selected: the next step is usually to give it examples.
+  const made = r.topics.find((/** @type {TopicInfo} */ t) => t.id === r.id);
+  if (made) tree.select(made);
   edited(r);
 }));
 button('rename-topic').addEventListener('click', () => act(button('rename-topic'), async () => {

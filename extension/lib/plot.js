@@ -12,7 +12,9 @@
 
 const WINDOW = 400;
 const AVERAGE_OVER = 25;
-const PAD = { left: 30, right: 6, top: 8, bottom: 18 };
+const PAD = { left: 40, right: 6, top: 16, bottom: 28 };
+const DOT_COLOUR = 'rgba(30, 110, 200, 0.55)';
+const MEAN_COLOUR = '#d0461e';
 const DOT = 2.5;
 
 export class RelevancePlot {
@@ -82,7 +84,7 @@ export class RelevancePlot {
     const py = (/** @type {number} */ r) => h - PAD.bottom - clamp01(r) * (h - PAD.top - PAD.bottom);
     this.axes(g, w, h, x0, x1, py);
     this.dots = shown.map((p) => ({ x: px(p.seq), y: py(p.relevance), page: p }));
-    g.fillStyle = 'rgba(30, 110, 200, 0.55)';
+    g.fillStyle = DOT_COLOUR;
     for (const d of this.dots) {
       g.beginPath();
       g.arc(d.x, d.y, DOT, 0, 2 * Math.PI);
@@ -92,7 +94,7 @@ export class RelevancePlot {
     const all = this.pages;
     const start = all.length - shown.length;
     let sum = 0;
-    g.strokeStyle = '#d0461e';
+    g.strokeStyle = MEAN_COLOUR;
     g.lineWidth = 2;
     g.beginPath();
     for (let i = 0; i < all.length; i++) {
@@ -116,20 +118,48 @@ export class RelevancePlot {
    * @param {(r: number) => number} py
    */
   axes(g, w, h, x0, x1, py) {
-    g.strokeStyle = '#ccc';
+    // Mid grey: readable on the light and the dark panel.
+    g.strokeStyle = '#8884';
     g.lineWidth = 1;
-    g.fillStyle = '#666';
+    g.fillStyle = '#888';
     g.font = '10px system-ui, sans-serif';
     for (const r of [0, 0.5, 1]) {
       g.beginPath();
       g.moveTo(PAD.left, py(r));
       g.lineTo(w - PAD.right, py(r));
       g.stroke();
-      g.fillText(r.toFixed(1), 4, py(r) + 3);
+      g.fillText(r.toFixed(1), PAD.left - 20, py(r) + 3);
     }
-    g.fillText(`page ${x0}`, PAD.left, h - 4);
+    // Axis titles.
+    g.fillText(`${x0}`, PAD.left, h - 16);
     const right = `${x1}`;
-    g.fillText(right, w - PAD.right - g.measureText(right).width, h - 4);
+    g.fillText(right, w - PAD.right - g.measureText(right).width, h - 16);
+    const xTitle = 'pages fetched (crawl order)';
+    g.fillText(xTitle, PAD.left + (w - PAD.left - PAD.right - g.measureText(xTitle).width) / 2, h - 3);
+    g.save();
+    g.translate(10, PAD.top + (h - PAD.top - PAD.bottom) / 2);
+    g.rotate(-Math.PI / 2);
+    const yTitle = 'relevance R(d)';
+    g.fillText(yTitle, -g.measureText(yTitle).width / 2, 0);
+    g.restore();
+    // Legend, top right: a dot per page, the line for the moving mean.
+    const mean = `mean of last ${AVERAGE_OVER}`;
+    let x = w - PAD.right - g.measureText(mean).width;
+    g.fillText(mean, x, 10);
+    x -= 18;
+    g.strokeStyle = MEAN_COLOUR;
+    g.lineWidth = 2;
+    g.beginPath();
+    g.moveTo(x, 7);
+    g.lineTo(x + 14, 7);
+    g.stroke();
+    x -= g.measureText('page').width + 10;
+    g.fillStyle = '#888';
+    g.fillText('page', x, 10);
+    g.fillStyle = DOT_COLOUR;
+    g.beginPath();
+    g.arc(x - 6, 7, DOT, 0, 2 * Math.PI);
+    g.fill();
   }
 
   /**

@@ -14,6 +14,8 @@ import { el } from './ui.js';
  */
 
 const COLLAPSED_KEY = 'forager.collapsed';
+/** The path of the topic last selected, selected again when the popup opens. */
+const SELECTED_KEY = 'forager.selected';
 
 export class TopicTree {
   /**
@@ -27,14 +29,50 @@ export class TopicTree {
     this.collapsed = new Set(JSON.parse(localStorage.getItem(COLLAPSED_KEY) ?? '[]'));
     /** @type {number} */
     this.selected = 0;
+    /** @type {string | null} path to select once the topics arrive */
+    this.wanted = localStorage.getItem(SELECTED_KEY);
     /** @type {TopicInfo[]} */
     this.topics = [];
+    /** Lower-case text a topic's path must contain (or a descendant's) to be shown. */
+    this.filter = '';
+    /** @type {Set<number> | null} topics matching the filter, with their ancestors */
+    this.visible = null;
+  }
+
+  /**
+   * Selects a topic (and remembers it for the next opening).
+   * @param {TopicInfo} t
+   */
+  select(t) {
+    this.selected = t.id;
+    this.wanted = null;
+    localStorage.setItem(SELECTED_KEY, t.path);
+  }
+
+  /** @param {string} text shows only topics whose path contains it, with their ancestors */
+  setFilter(text) {
+    this.filter = text.trim().toLowerCase();
+    this.render(this.topics);
   }
 
   /** @param {TopicInfo[]} topics */
   render(topics) {
     this.topics = topics;
+    const wanted = this.wanted !== null ? topics.find((t) => t.path === this.wanted) : undefined;
+    if (wanted) this.select(wanted);
     if (!topics.some((t) => t.id === this.selected)) this.selected = 0;
+    this.visible = null;
+    if (this.filter) {
+      const byId = new Map(topics.map((t) => [t.id, t]));
+      this.visible = new Set();
+      for (const t of topics) {
+        if (!t.path.toLowerCase().includes(this.filter)) continue;
+        for (let a = t; a && !this.visible.has(a.id); a = byId.get(a.parent)) {
+          this.visible.add(a.id);
+          if (a.id === a.parent) break;
+        }
+      }
+    }
     /** @type {Map<number, TopicInfo[]>} */
     const children = new Map();
     for (const t of topics) {
@@ -56,8 +94,9 @@ export class TopicTree {
    * @returns {HTMLLIElement}
    */
   item(t, children, isRoot) {
-    const kids = children.get(t.id) ?? [];
-    const collapsed = this.collapsed.has(t.path);
+    const kids = (children.get(t.id) ?? []).filter((k) => !this.visible || this.visible.has(k.id));
+    // While filtering, every match shows, collapsed or not.
+    const collapsed = !this.visible && this.collapsed.has(t.path);
     const toggle = el('button', { class: 'toggle', title: collapsed ? 'expand' : 'collapse',
       disabled: kids.length === 0, 'aria-expanded': String(!collapsed) }, kids.length ? (collapsed ? '▸' : '▾') : '·');
     toggle.addEventListener('click', () => {
@@ -82,7 +121,7 @@ export class TopicTree {
     row.addEventListener('click', (e) => {
       if (e.target === toggle || e.target === good) return;
       const byKeyboard = e.target === name && e.detail === 0;
-      this.selected = t.id;
+      this.select(t);
       this.handlers.onSelect(t);
       this.render(this.topics);
       // Keyboard users keep their place: the re-rendered name takes the focus back.

@@ -748,17 +748,71 @@ test('(m) "Learn from the crawl" makes confident crawled pages examples, on the 
   assert.equal(examples(localAfter), hostBefore, 'so is the extension');
 });
 
-test('(h) screenshots of the popup and the side panel', async () => {
+test('(h) screenshots of the popup and the side panel, light and dark; the popup\'s main actions fit 510 px', async () => {
   assert.ok(S.popup && S.panel);
   await mkdir(OUT, { recursive: true });
   await S.panel.waitForTimeout(300); // the plot redraws on a 100 ms timer
   await S.popup.screenshot({ path: path.join(OUT, 'popup.png'), fullPage: true });
   await S.panel.screenshot({ path: path.join(OUT, 'sidepanel.png'), fullPage: true });
-  for (const f of ['popup.png', 'sidepanel.png']) {
-    const png = await readFile(path.join(OUT, f));
+  // The popup as Chromium shows it: about 510 px high. Start and Stop are above the fold.
+  const small = await openExtensionPage('popup.html', { width: 400, height: 510 });
+  for (const id of ['start-crawl', 'stop-crawl', 'host-status']) {
+    const box = await small.locator(`#${id}`).boundingBox();
+    assert.ok(box && box.y + box.height <= 510, `#${id} above the fold: ${JSON.stringify(box)}`);
+  }
+  const shots = [];
+  for (const scheme of /** @type {const} */ (['light', 'dark'])) {
+    await small.emulateMedia({ colorScheme: scheme });
+    await S.panel.emulateMedia({ colorScheme: scheme });
+    await S.panel.waitForTimeout(300);
+    const popupShot = path.join(OUT, `popup-510-${scheme}.png`);
+    const panelShot = path.join(OUT, `sidepanel-510-${scheme}.png`);
+    await small.screenshot({ path: popupShot });
+    await S.panel.setViewportSize({ width: 380, height: 510 });
+    await S.panel.screenshot({ path: panelShot });
+    shots.push(popupShot, panelShot);
+  }
+  await S.panel.emulateMedia({ colorScheme: 'light' });
+  await S.panel.setViewportSize({ width: 380, height: 900 });
+  await small.close();
+  for (const f of ['popup.png', 'sidepanel.png'].map((x) => path.join(OUT, x)).concat(shots)) {
+    const png = await readFile(f);
     assert.ok(png.length > 5000 && png.subarray(1, 4).toString() === 'PNG', `${f} is a PNG`);
   }
+  // Dark mode is dark: the page background differs between the two shots.
+  const [light, dark] = await Promise.all(['light', 'dark'].map((x) => readFile(path.join(OUT, `popup-510-${x}.png`))));
+  assert.notDeepEqual(light, dark, 'dark mode changes the popup');
   assert.deepEqual(S.pageErrors, [], 'no uncaught errors in the extension pages');
+});
+
+test('(s) a new topic is selected and remembered; a long taxonomy gets a filter box', async () => {
+  assert.ok(S.popup);
+  const popup = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  await popup.click('li[data-path="/"] > .row .name');
+  assert.equal(await popup.isVisible('#topic-filter'), false, 'no filter for a short taxonomy');
+  // Enough topics for a filter: /Filter-0 ... /Filter-9.
+  for (let i = 0; i < 10; i++) {
+    await popup.click('li[data-path="/"] > .row .name');
+    await popup.fill('#topic-name', `Filter-${i}`);
+    await popup.click('#add-topic');
+    await popup.waitForFunction((p) => document.getElementById('selected-path')?.textContent === p, `/Filter-${i}`, { timeout: 10_000 });
+  }
+  await popup.close();
+  const again = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  assert.equal(await again.textContent('#selected-path'), '/Filter-9', 'the last topic is selected again');
+  assert.equal(await again.isVisible('#topic-filter'), true, 'a filter box for a long taxonomy');
+  await again.fill('#topic-filter', 'networking');
+  const shown = await again.$$eval('#tree li[data-path]', (els) => els.map((e) => /** @type {HTMLElement} */ (e).dataset.path));
+  assert.ok(shown.includes(TOPIC) && shown.includes('/Computing') && shown.includes('/'), `matches and ancestors: ${shown}`);
+  assert.ok(!shown.some((p) => p?.startsWith('/Filter-')), `others hidden: ${shown}`);
+  await again.fill('#topic-filter', '');
+  assert.ok((await again.locator('#tree li[data-path^="/Filter-"]').count()) === 10, 'all back');
+  // Tidy up: the later tests count topics.
+  for (let i = 0; i < 10; i++) {
+    const id = await again.getAttribute(`li[data-path="/Filter-${i}"]`, 'data-topic-id');
+    await inWorker((t) => /** @type {any} */ (globalThis).forager.handle({ type: 'delete_topic', topic: t }), Number(id));
+  }
+  await again.close();
 });
 
 test('(k) alarms in a Status are listed in the side panel and cleared when gone', async () => {
