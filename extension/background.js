@@ -392,6 +392,19 @@ export async function handle(msg) {
           (r.removed ? ` (replacing ${r.removed} learned before)` : ''));
       return r;
     }
+    case 'new_crawl': {
+      // The host keeps the old database aside; the views start empty.
+      requireHost();
+      const r = await port.request('new_crawl', {});
+      crawl.status = r.status;
+      crawl.pages = [];
+      crawl.hubs = [];
+      crawl.authorities = [];
+      crawl.lastStop = null;
+      crawl.interrupted = null;
+      broadcastHostState();
+      return r;
+    }
     case 'export': {
       // The crawl's results as text, for the page to save or show.
       requireHost();

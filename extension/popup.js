@@ -86,6 +86,7 @@ function showStatus() {
   start.title = running ? 'Stop the running crawl and start again with these seeds and options' : 'Start crawling';
   button('stop-crawl').disabled = !hostConnected || !running;
   button('retry-failed').disabled = !hostConnected;
+  button('new-crawl').disabled = !hostConnected || running;
 }
 
 /** @param {State} s */
@@ -247,6 +248,14 @@ button('retry-failed').addEventListener('click', () => act(button('retry-failed'
   crawlStatus = r.status;
   $('crawl-note').textContent = `${r.retried ?? 0} failed URL${r.retried === 1 ? '' : 's'} back in the frontier`;
   showNotice(null);
+  showStatus();
+}));
+button('new-crawl').addEventListener('click', () => act(button('new-crawl'), async () => {
+  const r = await send({ type: 'new_crawl' });
+  crawlStatus = r.status;
+  $('crawl-note').textContent = r.kept
+    ? `New crawl: the previous one is kept as ${r.kept.split('/').pop()}; Start begins afresh`
+    : 'New crawl: Start begins afresh';
   showStatus();
 }));
 button('stop-crawl').addEventListener('click', () => act(button('stop-crawl'), async () => {

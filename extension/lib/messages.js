@@ -57,6 +57,7 @@
  *   | {type: 'import_bookmarks'}
  *   | ({type: 'start_crawl'} & CrawlOptions)
  *   | {type: 'stop_crawl'}
+ *   | {type: 'new_crawl'}
  *   | {type: 'status'}
  *   | {type: 'hubs'}
  *   | {type: 'recent_pages'}

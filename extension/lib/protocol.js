@@ -46,6 +46,7 @@ export const PROTOCOL_VERSION = 1;
  *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, queued?: number,
  *     status: Status}},
  *   stop_crawl: {fields: {}, result: StatusResult},
+ *   new_crawl: {fields: {}, result: {kept: string | null, status: Status}},
  *   status: {fields: {}, result: StatusResult},
  *   hubs: {fields: {top?: number}, result: HubsResult},
  *   recent_pages: {fields: {limit?: number}, result: {pages: Page[]}},

@@ -40,6 +40,10 @@ pub(crate) struct CrawlArgs {
     /// Crawl database (created if missing, resumed if present).
     #[arg(long)]
     db: PathBuf,
+    /// Start a new crawl: an existing database at --db is kept aside under a dated name
+    /// (crawl-20261124T225500Z.db), never deleted.
+    #[arg(long)]
+    new: bool,
     /// Append fetched URLs here, one per line, in fetch order.
     #[arg(long)]
     fetch_log: Option<PathBuf>,
@@ -130,6 +134,11 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
         bail!("--template-weight must be between 0 and 1");
     }
     use forager::store::{NewUrl, Store};
+    if a.new {
+        if let Some(kept) = Store::set_aside(&a.db)? {
+            eprintln!("kept the previous crawl as {}", kept.display());
+        }
+    }
     let mut store = Store::open(&a.db)?;
     let web = a.web.as_deref().map(MiniWeb::open).transpose()?;
     let task = match (&web, &a.task) {

@@ -421,3 +421,37 @@ fn crawl_records_a_warc_archive() {
     let responses = text.matches("WARC-Type: response").count();
     assert_eq!(requests, responses);
 }
+
+/// `crawl --new` keeps the previous database aside and starts afresh.
+#[test]
+fn crawl_new_keeps_the_previous_database() {
+    let dir = tmp("crawl-new");
+    let web = gen_web(&dir);
+    let db = dir.join("c.db");
+    let crawl = |extra: &[&str]| {
+        run(forager()
+            .args(["crawl", "--task", "astronomy", "--pages", "30", "--web"])
+            .arg(&web)
+            .arg("--db")
+            .arg(&db)
+            .args(extra));
+    };
+    crawl(&[]);
+    crawl(&["--new"]);
+    let kept: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("c-") && n.ends_with(".db")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    for p in [&kept[0], &db] {
+        let n = run(forager()
+            .arg("sql")
+            .arg(p)
+            .arg("SELECT count(*) FROM doc WHERE status = 2"));
+        assert_eq!(n.lines().nth(1), Some("30"), "{}: {n}", p.display());
+    }
+}

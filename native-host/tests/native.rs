@@ -499,6 +499,11 @@ fn a_stop_behind_a_crawl_delay_is_prompt_and_the_host_exits_promptly() {
     // "Crawl more": stop then start at once is accepted, and only one crawl writes.
     let r = h.request(json!({"id": 4, "type": "start_crawl", "seeds": seeds, "pages": 100}));
     assert_eq!(r["ok"], true, "{r}");
+    // A running crawl's database is never set aside.
+    let r = h.request(json!({"id": 5, "type": "new_crawl"}));
+    assert_eq!(r["ok"], false, "{r}");
+    assert!(r["error"].as_str().unwrap().contains("stop the crawl first"), "{r}");
+    assert!(home.join("crawl.db").exists());
     std::thread::sleep(Duration::from_millis(1500));
     // The browser goes away mid-crawl: the host is gone within a few seconds.
     let closed = Instant::now();
@@ -674,4 +679,38 @@ fn adding_an_example_twice_is_refused_and_a_move_is_reported() {
         "{r}"
     );
     assert_eq!(h.exit_code(), 0);
+}
+
+/// "New crawl": the database is kept aside whole, the next start begins afresh, and a running
+/// crawl is never set aside.
+#[test]
+fn a_new_crawl_keeps_the_old_database_and_starts_afresh() {
+    let home = tmp("native-new");
+    let (mut server, proxy, seeds) = serve_generated_web(&home);
+    let mut h = Host::start(&home.join("host"));
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    mark_astronomy_good(&mut h);
+    let start = |h: &mut Host, id: u64| {
+        let r = h.request(json!({"id": id, "type": "start_crawl", "seeds": seeds, "pages": 40,
+            "proxy": proxy, "delay": 0}));
+        assert_eq!(r["ok"], true, "{r}");
+    };
+    start(&mut h, 2);
+    until_stopped(&mut h);
+    let r = h.request(json!({"id": 4, "type": "new_crawl"}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["result"]["status"]["fetched"], 0, "{r}");
+    let kept = std::path::PathBuf::from(r["result"]["kept"].as_str().unwrap());
+    assert!(!home.join("host").join("crawl.db").exists());
+    let n: i64 = forager::store::Store::open_read_only(&kept)
+        .unwrap()
+        .query_row("SELECT count(*) FROM doc WHERE status = 2", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 40, "the kept crawl is whole");
+    start(&mut h, 5);
+    let stopped = until_stopped(&mut h);
+    assert_eq!(stopped["status"]["fetched"], 40, "afresh: {stopped}");
+    assert_eq!(h.exit_code(), 0);
+    let _ = server.kill();
+    let _ = server.wait();
 }

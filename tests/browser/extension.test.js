@@ -815,6 +815,24 @@ test('(s) a new topic is selected and remembered; a long taxonomy gets a filter 
   await again.close();
 });
 
+test('(t) "New crawl" keeps the crawl aside and the panel starts empty', async () => {
+  assert.ok(S.popup && S.panel);
+  const [popup, panel] = [S.popup, S.panel];
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  const before = await numAttr(panel, '#fetched', 'data-value');
+  assert.ok(before > 0, 'a crawl to keep');
+  await popup.waitForSelector('#new-crawl:not([disabled])', { timeout: 5000 });
+  await popup.click('#new-crawl');
+  await popup.waitForFunction(() => /kept as crawl-\d{8}T\d{6}Z\.db/.test(document.getElementById('crawl-note')?.textContent ?? ''),
+    null, { timeout: 10_000 });
+  const name = (await popup.textContent('#crawl-note') ?? '').match(/crawl-\d{8}T\d{6}Z\.db/)?.[0] ?? '';
+  await waitFor('fetched 0 in the panel', async () => (await numAttr(panel, '#fetched', 'data-value')) === 0, 10_000);
+  await panel.waitForSelector('#hubs-empty', { state: 'visible', timeout: 10_000 });
+  assert.equal(await numAttr(panel, '#plot', 'data-points'), 0, 'an empty plot');
+  const { stdout } = await forager(['sql', path.join(S.home, name), 'SELECT count(*) FROM doc WHERE status = 2']);
+  assert.equal(Number(stdout.trim().split('\n')[1]), before, 'the kept crawl is whole');
+});
+
 test('(k) alarms in a Status are listed in the side panel and cleared when gone', async () => {
   assert.ok(S.panel);
   // A progress event as the port delivers it (the real crawl above raised no alarm to rely on).

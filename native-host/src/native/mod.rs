@@ -375,6 +375,15 @@ impl Session {
                 Ok(json!({"status": self.status()}))
             }
             Request::Status {} => Ok(json!({"status": self.status()})),
+            Request::NewCrawl {} => {
+                if self.crawl_running() {
+                    return Err("stop the crawl first: a new crawl starts from a stopped one".into());
+                }
+                let db = self.paths.db();
+                let kept = off_the_runtime(|| Store::set_aside(&db)).map_err(|e| e.to_string())?;
+                self.status.lock().unwrap_or_else(|p| p.into_inner()).progress = Progress::default();
+                Ok(json!({"kept": kept.map(|p| p.display().to_string()), "status": self.status()}))
+            }
             Request::Hubs { top } => {
                 hubs(&self.paths, top.min(200) as usize).map_err(|e| e.to_string())
             }

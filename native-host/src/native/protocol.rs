@@ -93,6 +93,9 @@ pub enum Request {
     StartCrawl(StartCrawl),
     /// Stops the crawl (resumable).
     StopCrawl {},
+    /// A new crawl: the crawl database is kept aside under a dated name (refused while a
+    /// crawl runs); the next start begins afresh.
+    NewCrawl {},
     /// The crawl's state.
     Status {},
     /// Top hubs and authorities.

@@ -4,6 +4,7 @@
 //! The frontier is the unvisited rows of `doc`, served by a partial multi-column index in the
 //! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
 
+mod aside;
 mod frontier;
 mod judge;
 mod mining;
@@ -31,6 +32,9 @@ pub enum StoreError {
     /// The crawl's WARC archive could not be written (a full disk, say).
     #[error("WARC archive: {0}")]
     Archive(String),
+    /// A file of the crawl database could not be moved.
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
     /// The database's lock file could not be opened.
     #[error("crawl database lock {0}: {1}")]
     Lock(String, std::io::Error),
