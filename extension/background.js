@@ -392,6 +392,18 @@ export async function handle(msg) {
           (r.removed ? ` (replacing ${r.removed} learned before)` : ''));
       return r;
     }
+    case 'examples':
+      requireHost();
+      return port.request('examples', { topic: msg.topic });
+    case 'remove_example': case 'move_example': {
+      // Examples live on the host; the browser's copy follows.
+      requireHost();
+      const { type, ...fields } = msg;
+      await port.request(type, /** @type {any} */ (fields));
+      await models.refreshFromHost(port);
+      await afterModelChange();
+      return { topics: await models.topics() };
+    }
     case 'new_crawl': {
       // The host keeps the old database aside; the views start empty.
       requireHost();

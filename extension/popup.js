@@ -19,7 +19,7 @@ let crawlStatus = null;
 let hostConnected = false;
 
 const tree = new TopicTree($('tree'), {
-  onSelect: () => showSelection(),
+  onSelect: () => { showSelection(); showExamples().catch(() => {}); },
   onGood: (t, good) => act(null, async () => {
     try {
       showTopics((await send({ type: 'set_good', topic: t.id, good })).topics);
@@ -250,6 +250,40 @@ button('retry-failed').addEventListener('click', () => act(button('retry-failed'
   showNotice(null);
   showStatus();
 }));
+/** Lists the selected topic's examples (when the Examples section is open), each removable
+ * and movable to the topic chosen in the Move list. */
+async function showExamples() {
+  const box = /** @type {HTMLDetailsElement} */ ($('examples'));
+  const t = tree.selectedTopic();
+  if (!box.open || !t) return;
+  if (!hostConnected) {
+    $('example-list').replaceChildren();
+    $('examples-note').textContent = 'listing examples needs the host';
+    return;
+  }
+  const r = await send({ type: 'examples', topic: t.id });
+  $('examples-note').textContent = r.examples.length === 0 ? `${t.path} has no examples of its own`
+    : r.truncated ? `the first ${r.examples.length} examples` : `${r.examples.length} examples`;
+  $('example-list').replaceChildren(...r.examples.map((/** @type {import('./lib/protocol.js').ExampleInfo} */ e) => {
+    const remove = el('button', { class: 'small-button remove-example', 'aria-label': `remove example ${e.url}` }, 'remove');
+    remove.addEventListener('click', () => act(remove, async () => {
+      showTopics((await send({ type: 'remove_example', url: e.url })).topics);
+      await showExamples();
+    }));
+    const move = el('button', { class: 'small-button move-example', 'aria-label': `move example ${e.url}`,
+      title: 'Move it to the topic chosen in the Move list above' }, 'move');
+    move.addEventListener('click', () => act(move, async () => {
+      const to = Number(/** @type {HTMLSelectElement} */ ($('move-target')).value);
+      showTopics((await send({ type: 'move_example', url: e.url, topic: to })).topics);
+      await showExamples();
+    }));
+    const link = el('a', { href: e.url, title: e.url, target: '_blank' }, e.url.replace(/^https?:\/\//, ''));
+    return el('li', { 'data-url': e.url }, link, ...(e.self_trained ? [el('span', { class: 'count' }, 'learned')] : []),
+      remove, move);
+  }));
+}
+$('examples').addEventListener('toggle', () => act(null, showExamples));
+
 button('new-crawl').addEventListener('click', () => act(button('new-crawl'), async () => {
   const r = await send({ type: 'new_crawl' });
   crawlStatus = r.status;

@@ -58,6 +58,9 @@
  *   | ({type: 'start_crawl'} & CrawlOptions)
  *   | {type: 'stop_crawl'}
  *   | {type: 'new_crawl'}
+ *   | {type: 'examples', topic: number}
+ *   | {type: 'remove_example', url: string}
+ *   | {type: 'move_example', url: string, topic: number}
  *   | {type: 'status'}
  *   | {type: 'hubs'}
  *   | {type: 'recent_pages'}

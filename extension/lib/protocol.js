@@ -47,12 +47,16 @@ export const PROTOCOL_VERSION = 1;
  *     status: Status}},
  *   stop_crawl: {fields: {}, result: StatusResult},
  *   new_crawl: {fields: {}, result: {kept: string | null, status: Status}},
+ *   examples: {fields: {topic: number}, result: {examples: ExampleInfo[], truncated: boolean}},
+ *   remove_example: {fields: {url: string}, result: TopicsResult},
+ *   move_example: {fields: {url: string, topic: number}, result: TopicsResult},
  *   status: {fields: {}, result: StatusResult},
  *   hubs: {fields: {top?: number}, result: HubsResult},
  *   recent_pages: {fields: {limit?: number}, result: {pages: Page[]}},
  *   self_train: {fields: {min_p?: number, clear?: boolean}, result: {added: number, pages: number, removed: number, topics: TopicInfo[]}},
  * }} RequestMap
  * @typedef {keyof RequestMap} RequestType
+ * @typedef {{url: string, topic: string, tokens: number, self_trained: boolean}} ExampleInfo
  * @typedef {'hubs' | 'authorities' | 'pages' | 'report' | 'warc'} ExportWhat what `export`
  *   exports (the report is HTML, the lists CSV or JSON Lines, the archive a .warc.gz)
  * @typedef {{seeds: string[], pages?: number | null, proxy?: string | null, apprentice?: boolean,

@@ -714,3 +714,38 @@ fn a_new_crawl_keeps_the_old_database_and_starts_afresh() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// A topic's examples can be listed, moved to another topic and removed.
+#[test]
+fn examples_are_listed_moved_and_removed() {
+    let home = tmp("native-examples");
+    let mut h = Host::start(&home);
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let topics = h.request(json!({"id": 2, "type": "topics"}));
+    let id = |path: &str| {
+        (topics["result"]["topics"].as_array().unwrap().iter())
+            .find(|t| t["path"] == path)
+            .unwrap()["id"]
+            .clone()
+    };
+    let (astro, bio) = (id("/Science/Astronomy"), id("/Science/Biology"));
+    let list = |h: &mut Host, topic: &Value| -> Vec<String> {
+        let r = h.request(json!({"id": 9, "type": "examples", "topic": topic}));
+        (r["result"]["examples"].as_array().unwrap().iter())
+            .map(|e| e["url"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = list(&mut h, &astro);
+    assert!(!before.is_empty(), "the starter topics have examples");
+    let url = before[0].clone();
+    let r = h.request(json!({"id": 3, "type": "move_example", "url": url, "topic": bio}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(!list(&mut h, &astro).contains(&url));
+    assert!(list(&mut h, &bio).contains(&url));
+    let r = h.request(json!({"id": 4, "type": "remove_example", "url": url}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(!list(&mut h, &bio).contains(&url));
+    let r = h.request(json!({"id": 5, "type": "remove_example", "url": url}));
+    assert_eq!(r["ok"], false, "removing it twice: {r}");
+    assert_eq!(h.exit_code(), 0);
+}

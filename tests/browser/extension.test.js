@@ -960,6 +960,32 @@ test('(q) a slow first model load never replaces the host\'s model, and an edit 
   assert.equal(after.find((/** @type {any} */ t) => t.id === r.id).good, same.good, 'the host topic is unchanged');
 });
 
+test('(u) the popup lists a topic\'s examples; one is removed and one moved, on the host too', async () => {
+  const popup = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  const hostTopics = async () => /** @type {any[]} */ (await inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics));
+  const before = await hostTopics();
+  const from = before.find((t) => t.path === TOPIC);
+  const to = before.find((t) => t.path !== TOPIC && t.examples > 0 && !before.some((c) => c.parent === t.id && c.id !== t.id));
+  assert.ok(from && to && from.examples >= 2, 'two topics with examples');
+  await popup.click(`li[data-path="${TOPIC}"] > .row .name`);
+  await popup.click('#examples summary');
+  await popup.waitForFunction((n) => document.querySelectorAll('#example-list li').length === n,
+    Math.min(from.examples, 200), { timeout: 10_000 });
+  assert.match(await popup.textContent('#examples-note') ?? '', new RegExp(`${from.examples} examples|the first`));
+  const first = await popup.getAttribute('#example-list li:nth-child(1)', 'data-url');
+  await popup.click('#example-list li:nth-child(1) .remove-example');
+  await popup.waitForFunction((u) => !document.querySelector(`#example-list li[data-url="${u}"]`), first, { timeout: 10_000 });
+  await popup.selectOption('#move-target', String(to.id));
+  const second = await popup.getAttribute('#example-list li:nth-child(1)', 'data-url');
+  await popup.click('#example-list li:nth-child(1) .move-example');
+  await popup.waitForFunction((u) => !document.querySelector(`#example-list li[data-url="${u}"]`), second, { timeout: 10_000 });
+  const after = await hostTopics();
+  assert.equal(after.find((t) => t.path === TOPIC)?.examples, from.examples - 2, 'one removed, one moved away');
+  assert.equal(after.find((t) => t.id === to.id)?.examples, to.examples + 1, 'the moved one arrived');
+  await popup.close();
+});
+
 test('(i) WASM classification latency of a 100 KB page inside the extension', async (t) => {
   /** @type {string[]} */
   const parts = [];

@@ -221,6 +221,8 @@ impl Session {
                 | Request::DeleteTopic { .. }
                 | Request::SetGood { .. }
                 | Request::AddExample { .. }
+                | Request::RemoveExample { .. }
+                | Request::MoveExample { .. }
                 | Request::MarkNotRelevant { .. }
                 | Request::SelfTrain { .. }
         );
@@ -316,6 +318,29 @@ impl Session {
                     r["moved_from"] = json!(from);
                 }
                 Ok(r)
+            }
+            Request::Examples { topic } => {
+                let path = (self.model.taxonomy().path(topic)).map_err(|e| e.to_string())?;
+                let mut list: Vec<_> = (self.model.examples().into_iter())
+                    .filter(|e| e.topic == path)
+                    .collect();
+                list.sort_by(|a, b| a.url.cmp(&b.url));
+                // Bounded, as every reply: a long list says it was cut.
+                let truncated = list.len() > MAX_EXAMPLES_LISTED;
+                list.truncate(MAX_EXAMPLES_LISTED);
+                Ok(json!({"examples": list, "truncated": truncated}))
+            }
+            Request::RemoveExample { url } => {
+                limit("url", &url, 4096)?;
+                self.model.remove_example(&url).map_err(|e| e.to_string())?;
+                edited(self)
+            }
+            Request::MoveExample { url, topic } => {
+                limit("url", &url, 4096)?;
+                self.model
+                    .move_example(&url, topic)
+                    .map_err(|e| e.to_string())?;
+                edited(self)
             }
             Request::MarkNotRelevant { url, text, undo } => {
                 limit("url", &url, 4096)?;
@@ -650,6 +675,9 @@ impl Session {
         self.crawl.as_ref().is_some_and(|c| !c.task.is_finished())
     }
 }
+
+/// Examples an `examples` reply lists at most (URLs are capped at 4 KiB: the reply fits a frame).
+const MAX_EXAMPLES_LISTED: usize = 200;
 
 /// How long `stop_crawl` waits for the crawl to end before replying "stopping".
 const STOP_WAIT: Duration = Duration::from_secs(4);

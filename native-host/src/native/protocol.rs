@@ -58,6 +58,23 @@ pub enum Request {
         /// Its visible text.
         text: String,
     },
+    /// The examples of one topic (not its subtree), by URL.
+    Examples {
+        /// Topic id.
+        topic: TopicId,
+    },
+    /// Removes an example.
+    RemoveExample {
+        /// The example's URL.
+        url: String,
+    },
+    /// Makes an example one of another topic.
+    MoveExample {
+        /// The example's URL.
+        url: String,
+        /// The topic it moves to.
+        topic: TopicId,
+    },
     /// Marks a page as about none of the user's topics (a background example of the model), or
     /// with `undo` removes that mark. Without `text`, the crawl's stored text of the page is
     /// used. A running crawl re-judges its pages and frontier with the changed model.
