@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 /// How the test site behaves.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Site {
     /// robots.txt answers 503 to this many requests, then allows all.
     robots_503: usize,
@@ -173,15 +173,7 @@ fn dead_port() -> u16 {
 async fn a_dead_proxy_pauses_the_crawl_and_spends_no_tries() {
     let dir = common::tmp("blame-proxy");
     let db = dir.join("c.db");
-    let site = serve(
-        [127, 0, 0, 1],
-        Site {
-            robots_503: 0,
-            crawl_delay: 0,
-            hang: false,
-        },
-    )
-    .await;
+    let site = serve([127, 0, 0, 1], Site::default()).await;
     let seeds = pages(site.addr, 20);
     let store = seeded(&db, &seeds);
     let dead = format!("http://127.0.0.1:{}", dead_port());
@@ -225,8 +217,7 @@ async fn one_robots_503_defers_the_host_and_fails_no_url() {
         [127, 0, 0, 1],
         Site {
             robots_503: 1,
-            crawl_delay: 0,
-            hang: false,
+            ..Site::default()
         },
     )
     .await;
@@ -259,21 +250,12 @@ async fn one_robots_503_defers_the_host_and_fails_no_url() {
 async fn a_host_that_times_out_waits_as_a_host_with_its_urls_tries_intact() {
     let dir = common::tmp("blame-timeout");
     let db = dir.join("c.db");
-    let good = serve(
-        [127, 0, 0, 1],
-        Site {
-            robots_503: 0,
-            crawl_delay: 0,
-            hang: false,
-        },
-    )
-    .await;
+    let good = serve([127, 0, 0, 1], Site::default()).await;
     let slow = serve(
         [127, 0, 0, 2],
         Site {
-            robots_503: 0,
-            crawl_delay: 0,
             hang: true,
+            ..Site::default()
         },
     )
     .await;
@@ -312,9 +294,8 @@ async fn a_stop_is_prompt_behind_a_crawl_delay_and_a_second_writer_is_refused() 
     let site = serve(
         [127, 0, 0, 1],
         Site {
-            robots_503: 0,
             crawl_delay: 10,
-            hang: false,
+            ..Site::default()
         },
     )
     .await;

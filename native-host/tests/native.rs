@@ -212,16 +212,18 @@ fn serve_generated_web(home: &std::path::Path) -> (Child, String, Vec<String>) {
     (server, proxy, w.task("astronomy").unwrap().seeds.clone())
 }
 
+/// The id of the topic at `path` on the host.
+fn topic_id(h: &mut Host, path: &str) -> Value {
+    let topics = h.request(json!({"id": 10, "type": "topics"}));
+    (topics["result"]["topics"].as_array().unwrap().iter())
+        .find(|t| t["path"] == path)
+        .unwrap()["id"]
+        .clone()
+}
+
 /// Marks /Science/Astronomy good on the host.
 fn mark_astronomy_good(h: &mut Host) {
-    let topics = h.request(json!({"id": 10, "type": "topics"}));
-    let astro = topics["result"]["topics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["path"] == "/Science/Astronomy")
-        .unwrap()["id"]
-        .clone();
+    let astro = topic_id(h, "/Science/Astronomy");
     h.request(json!({"id": 11, "type": "set_good", "topic": astro, "good": true}));
 }
 
@@ -502,7 +504,13 @@ fn a_stop_behind_a_crawl_delay_is_prompt_and_the_host_exits_promptly() {
     // A running crawl's database is never set aside.
     let r = h.request(json!({"id": 5, "type": "new_crawl"}));
     assert_eq!(r["ok"], false, "{r}");
-    assert!(r["error"].as_str().unwrap().contains("stop the crawl first"), "{r}");
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("stop the crawl first"),
+        "{r}"
+    );
     assert!(home.join("crawl.db").exists());
     std::thread::sleep(Duration::from_millis(1500));
     // The browser goes away mid-crawl: the host is gone within a few seconds.
@@ -646,14 +654,8 @@ fn adding_an_example_twice_is_refused_and_a_move_is_reported() {
     let home = tmp("native-dup-example");
     let mut h = Host::start(&home);
     h.request(json!({"id": 1, "type": "hello", "version": 1}));
-    let topics = h.request(json!({"id": 2, "type": "topics"}));
-    let id = |path: &str| {
-        (topics["result"]["topics"].as_array().unwrap().iter())
-            .find(|t| t["path"] == path)
-            .unwrap()["id"]
-            .clone()
-    };
-    let (astro, bio) = (id("/Science/Astronomy"), id("/Science/Biology"));
+    let astro = topic_id(&mut h, "/Science/Astronomy");
+    let bio = topic_id(&mut h, "/Science/Biology");
     let page = json!({"url": "http://p.test/x", "text": "telescope orbit planet star galaxy"});
     let add = |h: &mut Host, n: u64, topic: &Value| {
         h.request(json!({"id": n, "type": "add_example", "topic": topic,
@@ -691,8 +693,10 @@ fn a_new_crawl_keeps_the_old_database_and_starts_afresh() {
     h.request(json!({"id": 1, "type": "hello", "version": 1}));
     mark_astronomy_good(&mut h);
     let start = |h: &mut Host, id: u64| {
-        let r = h.request(json!({"id": id, "type": "start_crawl", "seeds": seeds, "pages": 40,
-            "proxy": proxy, "delay": 0}));
+        let r = h.request(
+            json!({"id": id, "type": "start_crawl", "seeds": seeds, "pages": 40,
+            "proxy": proxy, "delay": 0}),
+        );
         assert_eq!(r["ok"], true, "{r}");
     };
     start(&mut h, 2);
@@ -704,7 +708,9 @@ fn a_new_crawl_keeps_the_old_database_and_starts_afresh() {
     assert!(!home.join("host").join("crawl.db").exists());
     let n: i64 = forager::store::Store::open_read_only(&kept)
         .unwrap()
-        .query_row("SELECT count(*) FROM doc WHERE status = 2", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM doc WHERE status = 2", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(n, 40, "the kept crawl is whole");
     start(&mut h, 5);
@@ -721,14 +727,8 @@ fn examples_are_listed_moved_and_removed() {
     let home = tmp("native-examples");
     let mut h = Host::start(&home);
     h.request(json!({"id": 1, "type": "hello", "version": 1}));
-    let topics = h.request(json!({"id": 2, "type": "topics"}));
-    let id = |path: &str| {
-        (topics["result"]["topics"].as_array().unwrap().iter())
-            .find(|t| t["path"] == path)
-            .unwrap()["id"]
-            .clone()
-    };
-    let (astro, bio) = (id("/Science/Astronomy"), id("/Science/Biology"));
+    let astro = topic_id(&mut h, "/Science/Astronomy");
+    let bio = topic_id(&mut h, "/Science/Biology");
     let list = |h: &mut Host, topic: &Value| -> Vec<String> {
         let r = h.request(json!({"id": 9, "type": "examples", "topic": topic}));
         (r["result"]["examples"].as_array().unwrap().iter())

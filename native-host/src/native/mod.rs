@@ -352,16 +352,7 @@ impl Session {
                 r["not_relevant"] = json!(self.model.not_relevant_urls());
                 Ok(r)
             }
-            Request::GetModel { offset } => {
-                let bytes = self.model.to_bytes();
-                let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-                if offset > bytes.len() {
-                    return Err("offset beyond the model".into());
-                }
-                let end = (offset + MODEL_CHUNK).min(bytes.len());
-                Ok(json!({"total": bytes.len(), "offset": offset,
-                    "data": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end])}))
-            }
+            Request::GetModel { offset } => chunk(&self.model.to_bytes(), offset, "model"),
             Request::Export {
                 what,
                 format,
@@ -385,14 +376,7 @@ impl Session {
                         "data": base64::engine::general_purpose::STANDARD.encode(&data)}));
                 }
                 let text = off_the_runtime(|| export_text(&paths, what, format))?;
-                let bytes = text.as_bytes();
-                let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-                if offset > bytes.len() {
-                    return Err("offset beyond the export".into());
-                }
-                let end = (offset + MODEL_CHUNK).min(bytes.len());
-                Ok(json!({"total": bytes.len(), "offset": offset,
-                    "data": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end])}))
+                chunk(text.as_bytes(), offset, "export")
             }
             Request::StartCrawl(start) => self.start_crawl(start).await,
             Request::StopCrawl {} => {
@@ -402,11 +386,16 @@ impl Session {
             Request::Status {} => Ok(json!({"status": self.status()})),
             Request::NewCrawl {} => {
                 if self.crawl_running() {
-                    return Err("stop the crawl first: a new crawl starts from a stopped one".into());
+                    return Err(
+                        "stop the crawl first: a new crawl starts from a stopped one".into(),
+                    );
                 }
                 let db = self.paths.db();
                 let kept = off_the_runtime(|| Store::set_aside(&db)).map_err(|e| e.to_string())?;
-                self.status.lock().unwrap_or_else(|p| p.into_inner()).progress = Progress::default();
+                self.status
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .progress = Progress::default();
                 Ok(json!({"kept": kept.map(|p| p.display().to_string()), "status": self.status()}))
             }
             Request::Hubs { top } => {
@@ -745,6 +734,18 @@ fn recent_pages(paths: &HostPaths, limit: i64) -> Result<Vec<Value>, crate::stor
     }
     v.reverse();
     Ok(v)
+}
+
+/// The chunk of `bytes` at `offset` as `get_model` and `export` reply with it (base64, at
+/// most `MODEL_CHUNK` bytes); `what` names it in the refusal of an offset past its end.
+fn chunk(bytes: &[u8], offset: u64, what: &str) -> Result<Value, Refusal> {
+    let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+    if offset > bytes.len() {
+        return Err(format!("offset beyond the {what}"));
+    }
+    let end = (offset + MODEL_CHUNK).min(bytes.len());
+    Ok(json!({"total": bytes.len(), "offset": offset,
+        "data": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end])}))
 }
 
 /// The text `export` sends: a list as CSV or JSON Lines, or the HTML report.

@@ -44,7 +44,11 @@ fn aside_name(path: &Path) -> PathBuf {
     let dir = path.parent().unwrap_or(Path::new(""));
     (1..)
         .map(|i| {
-            let n = if i == 1 { String::new() } else { format!("-{i}") };
+            let n = if i == 1 {
+                String::new()
+            } else {
+                format!("-{i}")
+            };
             dir.join(format!("{stem}-{when}{n}.{ext}"))
         })
         .find(|p| !p.exists())
@@ -71,7 +75,9 @@ mod tests {
         assert!(!db.exists());
         let conn = Store::open_read_only(&aside).unwrap();
         let mode: String = conn
-            .query_row("SELECT value FROM meta WHERE key = 'mode'", [], |r| r.get(0))
+            .query_row("SELECT value FROM meta WHERE key = 'mode'", [], |r| {
+                r.get(0)
+            })
             .unwrap();
         assert_eq!(mode, "Soft", "the kept database has what was written");
         drop(conn);
