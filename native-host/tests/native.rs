@@ -329,7 +329,15 @@ fn crawl_more_from_a_page_fetches_its_unvisited_links_first() {
         .collect::<Result<_, _>>()
         .unwrap();
     for l in &links {
-        assert!(next.contains(l), "{l} not among the next fetches {next:?}");
+        // Fetched among the next pages, or tried and failed (the web has dead links); either
+        // way it left the frontier before the budget ran out.
+        let status: i64 = conn
+            .query_row("SELECT status FROM doc WHERE url = ?1", [l], |r| r.get(0))
+            .unwrap();
+        assert!(
+            next.contains(l) || status == 3 || status == 4,
+            "{l} (status {status}) not among the next fetches {next:?}"
+        );
     }
     assert_eq!(h.exit_code(), 0);
     let _ = server.kill();

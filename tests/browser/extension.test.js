@@ -828,7 +828,7 @@ test('(t) "New crawl" keeps the crawl aside and the panel starts empty', async (
   const name = (await popup.textContent('#crawl-note') ?? '').match(/crawl-\d{8}T\d{6}Z\.db/)?.[0] ?? '';
   await waitFor('fetched 0 in the panel', async () => (await numAttr(panel, '#fetched', 'data-value')) === 0, 10_000);
   await panel.waitForSelector('#hubs-empty', { state: 'visible', timeout: 10_000 });
-  assert.equal(await numAttr(panel, '#plot', 'data-points'), 0, 'an empty plot');
+  await waitFor('an empty plot', async () => (await numAttr(panel, '#plot', 'data-points')) === 0, 5000);
   const { stdout } = await forager(['sql', path.join(S.home, name), 'SELECT count(*) FROM doc WHERE status = 2']);
   assert.equal(Number(stdout.trim().split('\n')[1]), before, 'the kept crawl is whole');
 });
