@@ -757,3 +757,51 @@ fn examples_are_listed_moved_and_removed() {
     assert_eq!(r["ok"], false, "removing it twice: {r}");
     assert_eq!(h.exit_code(), 0);
 }
+
+/// Resident memory of a process, in bytes (Linux).
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = (status.lines())
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// A browser that sends without reading slows itself down, not the machine: the host's
+/// output queue is bounded, so its memory stays small while thousands of large replies wait.
+#[test]
+fn a_client_that_does_not_read_its_replies_cannot_grow_the_host() {
+    let home = tmp("native-backpressure");
+    let mut h = Host::start(&home);
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let chunk = h.request(json!({"id": 2, "type": "get_model", "offset": 0}));
+    let reply_bytes = chunk["result"]["data"].as_str().unwrap().len() as u64;
+    const N: u64 = 5000;
+    let pid = h.child.id();
+    let baseline = rss(pid);
+    let mut stdin = h.child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for i in 0..N {
+            let body = serde_json::to_vec(&json!({"id": 10 + i, "type": "get_model"})).unwrap();
+            let mut frame = (body.len() as u32).to_ne_bytes().to_vec();
+            frame.extend(body);
+            stdin.write_all(&frame).unwrap();
+        }
+        stdin
+    });
+    std::thread::sleep(Duration::from_secs(5));
+    let grown = rss(pid).saturating_sub(baseline);
+    eprintln!("host RSS grew {grown} bytes with {N} replies of {reply_bytes} bytes unread");
+    assert!(
+        grown < 6 << 20,
+        "the host grew by {grown} bytes with {N} replies of {reply_bytes} bytes unread"
+    );
+    // Reading now lets everything through, in order.
+    for i in 0..N {
+        let r = h.reply();
+        assert_eq!(r["id"], 10 + i);
+    }
+    h.child.stdin = Some(writer.join().unwrap());
+    assert_eq!(h.exit_code(), 0);
+}
