@@ -18,7 +18,7 @@ import { BROADCAST_TYPES } from './lib/messages.js';
 import { ModelStore } from './lib/model.js';
 import { MAX_EXAMPLE_CHARS, tabText } from './lib/page-text.js';
 import { HostPort, HostUnavailableError, errorText } from './lib/protocol.js';
-import { applyEdit, importFolders, offlineEditCount, replayOfflineEdits } from './lib/taxonomy.js';
+import { applyEdit, finishBatch, importFolders, offlineEditCount, replayOfflineEdits } from './lib/taxonomy.js';
 
 /**
  * @typedef {import('./lib/messages.js').UiRequest} UiRequest
@@ -191,6 +191,46 @@ function setImportStatus(text) {
   broadcast({ type: 'import_status', text });
 }
 
+/**
+ * Every open http(s) tab (of every browser window) becomes an example of `topic` (one batch); the
+ * tabs Forager may not read are counted, not fatal.
+ * @param {number} topic
+ * @returns {Promise<{added: number, unreadable: number, errors: string[]}>}
+ */
+async function addAllTabs(topic) {
+  const tabs = (await chrome.tabs.query({ windowType: 'normal' }))
+    .filter((t) => t.id !== undefined && /^https?:/i.test(t.url ?? ''));
+  const ctx = { port, models };
+  let seen = await models.topics();
+  let added = 0;
+  let unreadable = 0;
+  /** @type {string[]} */
+  const errors = [];
+  try {
+    for (const t of tabs) {
+      let page;
+      try {
+        page = await tabText(/** @type {number} */ (t.id));
+      } catch {
+        unreadable++;
+        continue;
+      }
+      try {
+        const r = await applyEdit({ type: 'add_example', topic, url: page.url,
+          text: page.text.slice(0, MAX_EXAMPLE_CHARS) }, ctx, { batch: true, seen });
+        seen = r.topics;
+        added++;
+      } catch (e) {
+        errors.push(`${page.url}: ${errorText(e)}`);
+      }
+    }
+  } finally {
+    await finishBatch(ctx);
+    await afterModelChange();
+  }
+  return { added, unreadable, errors };
+}
+
 /** Reads the bookmark folders and adds them as topics and examples; one import at a time. */
 function importBookmarks() {
   importing ??= (async () => {
@@ -340,6 +380,7 @@ export async function handle(msg) {
       return r;
     }
     case 'import_bookmarks': return importBookmarks();
+    case 'add_all_tabs': return addAllTabs(msg.topic);
     case 'start_crawl': {
       const { type, ...options } = msg;
       return startCrawl(options);

@@ -61,7 +61,7 @@ function showSelection() {
   const t = tree.selectedTopic();
   $('selected-path').textContent = t?.path ?? '/';
   const isRoot = !t || t.id === t.parent;
-  for (const id of ['rename-topic', 'move-topic', 'delete-topic', 'add-page']) button(id).disabled = isRoot;
+  for (const id of ['rename-topic', 'move-topic', 'delete-topic', 'add-page', 'add-all-tabs']) button(id).disabled = isRoot;
 }
 
 /** @type {string | null | undefined} why the host is not connected (Chrome's words) */
@@ -284,6 +284,15 @@ async function showExamples() {
 }
 $('examples').addEventListener('toggle', () => act(null, showExamples));
 
+button('add-all-tabs').addEventListener('click', () => act(button('add-all-tabs'), async () => {
+  const t = selected();
+  const r = await send({ type: 'add_all_tabs', topic: t.id });
+  $('import-status').textContent = `${r.added} open tab${r.added === 1 ? '' : 's'} added to ${t.path}` +
+    (r.unreadable ? `; ${r.unreadable} Forager may not read (allow it to read pages, below)` : '') +
+    (r.errors.length ? `; ${r.errors.length} refused: ${r.errors.slice(0, 2).join('; ')}` : '');
+  const s = /** @type {State} */ (await send({ type: 'get_state' }));
+  showTopics(s.model.topics);
+}));
 button('new-crawl').addEventListener('click', () => act(button('new-crawl'), async () => {
   const r = await send({ type: 'new_crawl' });
   crawlStatus = r.status;

@@ -55,6 +55,7 @@
  *   | {type: 'mark_classified_not_relevant'}
  *   | {type: 'add_tab_example', topic: number, tabId?: number}
  *   | {type: 'import_bookmarks'}
+ *   | {type: 'add_all_tabs', topic: number}
  *   | ({type: 'start_crawl'} & CrawlOptions)
  *   | {type: 'stop_crawl'}
  *   | {type: 'new_crawl'}

@@ -986,6 +986,36 @@ test('(u) the popup lists a topic\'s examples; one is removed and one moved, on 
   await popup.close();
 });
 
+test('(v) "Add all open tabs" adds every open web page it may read and accounts for the rest', async () => {
+  assert.ok(S.ctx && S.page);
+  const hostTopics = async () => /** @type {any[]} */ (await inWorker(async () =>
+    (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics));
+  const before = await hostTopics();
+  const to = before.find((t) => t.path !== TOPIC && t.examples > 0 && !before.some((c) => c.parent === t.id && c.id !== t.id));
+  assert.ok(to);
+  // One more open web page.
+  const other = await S.ctx.newPage();
+  const urls = (await labelledNonExamples(S.web, TOPIC)).slice(60, 61).map((p) => p.url);
+  await other.goto(urls[0]);
+  const popup = await openExtensionPage('popup.html', { width: 400, height: 760 });
+  await popup.click(`li[data-path="${to.path}"] > .row .name`);
+  await popup.click('#add-all-tabs');
+  await popup.waitForFunction(() => /open tabs? added to/.test(document.getElementById('import-status')?.textContent ?? ''),
+    null, { timeout: 20_000 });
+  const text = await popup.textContent('#import-status') ?? '';
+  const added = Number(text.match(/^(\d+) open tab/)?.[1]);
+  const unreadable = Number(text.match(/; (\d+) Forager may not read/)?.[1] ?? 0);
+  const refused = Number(text.match(/; (\d+) refused/)?.[1] ?? 0);
+  const open = await inWorker(async () => (await chrome.tabs.query({ windowType: 'normal' }))
+    .filter((t) => /^https?:/.test(t.url ?? '')).length);
+  assert.ok(added >= 1, `the new tab was added: ${text}`);
+  assert.equal(added + unreadable + refused, open, `every open web page accounted for: ${text}`);
+  const after = await hostTopics();
+  assert.equal(after.find((t) => t.id === to.id)?.examples, to.examples + added, 'on the host');
+  await popup.close();
+  await other.close();
+});
+
 test('(i) WASM classification latency of a 100 KB page inside the extension', async (t) => {
   /** @type {string[]} */
   const parts = [];
