@@ -18,6 +18,7 @@ pub mod model_file;
 pub mod monitor;
 pub mod native;
 pub mod parse;
+pub mod partial;
 pub mod reference;
 pub mod report;
 pub mod robots;

@@ -285,6 +285,19 @@ enum Cmd {
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
         off_taxonomy: u8,
     },
+    /// A mini-web with whole taxonomy branches dropped (their topics, examples and tasks), so
+    /// their pages are about none of the topics: an open-world testbed.
+    PartialWeb {
+        /// The mini-web.
+        #[arg(long)]
+        web: PathBuf,
+        /// A branch to drop, e.g. /Business (repeat for more).
+        #[arg(long, required = true)]
+        drop: Vec<String>,
+        /// Output directory (its `sites` links to the original's).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Accuracy of the hierarchical classifier and a flat baseline on a mini-web.
     Eval {
         /// Mini-web directory.
@@ -672,6 +685,21 @@ fn main() -> Result<()> {
                 server.shutdown().await;
                 anyhow::Ok(())
             })?;
+        }
+        Cmd::PartialWeb { web, drop, out } => {
+            let r = forager::partial::write_partial(&web, &drop, &out)?;
+            eprintln!(
+                "wrote {}: topics {} kept, {} dropped; examples {} kept, {} dropped; {} labelled \
+                 pages now off-taxonomy; tasks {} kept, {} dropped",
+                out.display(),
+                r.topics.0,
+                r.topics.1,
+                r.examples.0,
+                r.examples.1,
+                r.unlabelled,
+                r.tasks.0,
+                r.tasks.1
+            );
         }
         Cmd::GenWeb {
             out,
