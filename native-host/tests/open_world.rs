@@ -259,4 +259,46 @@ fn off_taxonomy_regions_stay_out_of_the_top_hubs_and_authorities() {
             );
         }
     }
+    // The control that makes the above mean something: on a breadth-first crawl, which fetches
+    // more of the regions, plain HITS (every page R = 1) ranks region pages in the top 10, and
+    // the relevance-weighted distiller keeps them out.
+    let db = dir.join("bfs.db");
+    run(forager()
+        .args([
+            "crawl",
+            "--task",
+            "programming",
+            "--mode",
+            "bfs",
+            "--pages",
+            "1000",
+            "--web",
+        ])
+        .arg(&web)
+        .arg("--db")
+        .arg(&db));
+    let conn = Store::open_read_only(&db).unwrap();
+    let (edges, relevance) = forager::store::graph_of(&conn).unwrap();
+    let url_of = |oid: i64| -> String {
+        conn.query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0))
+            .unwrap()
+    };
+    let off_in_top = |rel: &std::collections::HashMap<i64, f64>| {
+        let s = forager::distiller::distill(&edges, rel, &Default::default());
+        (s.hubs.iter().take(10).chain(s.authorities.iter().take(10)))
+            .filter(|(oid, _)| regions.contains_key(&url_of(*oid)))
+            .count()
+    };
+    let flat = relevance.keys().map(|&k| (k, 1.0)).collect();
+    let plain = off_in_top(&flat);
+    eprintln!("bfs crawl: {plain} region pages in plain HITS's top 10 hubs + authorities");
+    assert!(
+        plain > 0,
+        "plain HITS keeps the regions out too: no control"
+    );
+    assert_eq!(
+        off_in_top(&relevance),
+        0,
+        "relevance-weighted HITS lets a region in"
+    );
 }
