@@ -126,11 +126,11 @@ pub struct Fetched {
     pub truncated: bool,
     /// The server's `Retry-After`, in seconds form (for 429 and 503 answers).
     pub retry_after: Option<Duration>,
-    /// The final response's HTTP version, e.g. "HTTP/1.1" (for WARC records).
-    pub version: String,
+    /// The final response's HTTP version (for WARC records).
+    pub version: reqwest::Version,
     /// The final response's headers as received (less those of a content coding the client
-    /// undid), for WARC records.
-    pub headers: Vec<(String, Vec<u8>)>,
+    /// undid), for WARC records; moved out of the response, not copied.
+    pub headers: reqwest::header::HeaderMap,
 }
 
 impl Fetched {
@@ -324,10 +324,8 @@ impl Fetcher {
                 .get(reqwest::header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let headers = (resp.headers().iter())
-                .map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec()))
-                .collect();
-            let version = format!("{:?}", resp.version());
+            let headers = std::mem::take(resp.headers_mut());
+            let version = resp.version();
             let mut body = Vec::new();
             let mut truncated = false;
             while let Some(chunk) = resp.chunk().await.map_err(|e| net_err(e, false))? {

@@ -80,18 +80,10 @@ pub fn write_partial(
     let (topics, k, g) = filter_lines(&read(&web.join("topics.tsv"))?, |p| !dropped(p, branches));
     report.topics = (k, g);
     write(&out.join("topics.tsv"), &topics)?;
-    let examples = read(&web.join("examples.tsv"))?;
-    let (mut kept, mut gone) = (String::new(), 0);
-    for line in examples.lines().filter(|l| !l.trim().is_empty()) {
-        if dropped(line.split('\t').next().unwrap_or(""), branches) {
-            gone += 1;
-        } else {
-            kept.push_str(line);
-            kept.push('\n');
-        }
-    }
-    report.examples = (kept.lines().count(), gone);
-    write(&out.join("examples.tsv"), &kept)?;
+    let (examples, k, g) =
+        filter_lines(&read(&web.join("examples.tsv"))?, |p| !dropped(p, branches));
+    report.examples = (k, g);
+    write(&out.join("examples.tsv"), &examples)?;
     let labels = read(&web.join("labels.tsv")).unwrap_or_default();
     write(&out.join("labels-full.tsv"), &labels)?;
     let mut partial = String::new();

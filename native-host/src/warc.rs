@@ -33,12 +33,12 @@ pub const DEFAULT_MAX_BYTES: u64 = 1_000_000_000;
 pub struct Exchange {
     /// The URL that answered (after redirects).
     pub url: String,
-    /// HTTP version of the answer, e.g. "HTTP/1.1".
-    pub version: String,
+    /// HTTP version of the answer.
+    pub version: reqwest::Version,
     /// HTTP status.
     pub status: u16,
     /// Response headers as received.
-    pub headers: Vec<(String, Vec<u8>)>,
+    pub headers: reqwest::header::HeaderMap,
     /// The body as stored (decoded; cut at the crawler's limit when `truncated`).
     pub body: Vec<u8>,
     /// The body was cut at the crawler's size limit.
@@ -50,7 +50,7 @@ impl Exchange {
     pub fn of(f: &crate::fetch::Fetched) -> Self {
         Exchange {
             url: f.final_url.clone(),
-            version: f.version.clone(),
+            version: f.version,
             status: f.status,
             headers: f.headers.clone(),
             body: f.body.clone(),
@@ -319,18 +319,18 @@ fn response_block(x: &Exchange) -> Vec<u8> {
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("");
-    let mut out = format!("{} {} {reason}\r\n", x.version, x.status).into_bytes();
+    let mut out = format!("{:?} {} {reason}\r\n", x.version, x.status).into_bytes();
     for (k, v) in &x.headers {
-        let lower = k.to_ascii_lowercase();
+        // Header names are lower case in a HeaderMap.
         if matches!(
-            lower.as_str(),
+            k.as_str(),
             "content-encoding" | "transfer-encoding" | "content-length"
         ) {
             out.extend_from_slice(b"X-Forager-Orig-");
         }
-        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(k.as_str().as_bytes());
         out.extend_from_slice(b": ");
-        out.extend(v.iter().filter(|b| **b != b'\r' && **b != b'\n'));
+        out.extend(v.as_bytes().iter().filter(|b| **b != b'\r' && **b != b'\n'));
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", x.body.len()).as_bytes());
@@ -346,12 +346,12 @@ mod tests {
     fn exchange(i: usize) -> Exchange {
         Exchange {
             url: format!("http://a.test/p{i}.html"),
-            version: "HTTP/1.1".into(),
+            version: reqwest::Version::HTTP_11,
             status: 200,
-            headers: vec![
-                ("content-type".into(), b"text/html".to_vec()),
-                ("content-encoding".into(), b"gzip".to_vec()),
-            ],
+            headers: [("content-type", "text/html"), ("content-encoding", "gzip")]
+                .into_iter()
+                .map(|(k, v)| (k.parse().unwrap(), v.parse().unwrap()))
+                .collect(),
             body: format!("<p>page {i}</p>").repeat(50).into_bytes(),
             truncated: false,
         }

@@ -110,7 +110,7 @@ impl Status {
             "fetched": p.fetched, "frontier": p.frontier, "pages_per_sec": rate,
             "errors": p.given_up, "recent_relevance": p.recent_relevance,
             "alarms": p.alarms, "paused": p.paused, "hosts_waiting": p.hosts_waiting,
-            "parked": p.parked,
+            "parked": p.parked, "distill_every": DISTILL_EVERY,
         })
     }
 }
@@ -139,8 +139,6 @@ struct Session {
 /// A request the host refuses, with the reason for the reply.
 type Refusal = String;
 
-/// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
-/// crawler's traffic anywhere else.
 /// The page budget and delay of a start, refused in plain words when out of range.
 fn crawl_limits(req: &protocol::StartCrawl) -> Result<(u64, f64), Refusal> {
     let pages = match req.pages {
@@ -166,6 +164,8 @@ fn crawl_limits(req: &protocol::StartCrawl) -> Result<(u64, f64), Refusal> {
     Ok((pages, delay))
 }
 
+/// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
+/// crawler's traffic anywhere else.
 fn loopback_proxy(s: &str) -> Result<String, Refusal> {
     let u = url::Url::parse(s).map_err(|_| "proxy must be a URL".to_string())?;
     let loopback = match u.host() {
@@ -369,11 +369,7 @@ impl Session {
                             "no WARC archive yet: start a crawl with \"Record WARC\"".into()
                         );
                     }
-                    if offset > total {
-                        return Err("offset beyond the export".into());
-                    }
-                    return Ok(json!({"total": total, "offset": offset,
-                        "data": base64::engine::general_purpose::STANDARD.encode(&data)}));
+                    return chunk_reply(total, offset, &data, "export");
                 }
                 let text = off_the_runtime(|| export_text(&paths, what, format))?;
                 chunk(text.as_bytes(), offset, "export")
@@ -562,7 +558,7 @@ impl Session {
                 ..Default::default()
             },
             apprentice: apprentice.then(ApprenticeConfig::default),
-            distill_every: Some(200),
+            distill_every: Some(DISTILL_EVERY),
             progress_every: Duration::from_millis(500),
             ..Default::default()
         };
@@ -665,6 +661,10 @@ impl Session {
     }
 }
 
+/// Fetched pages between the distillations of the browser's crawls (the side panel says when
+/// hubs appear from the `distill_every` of the status).
+const DISTILL_EVERY: u64 = 200;
+
 /// Examples an `examples` reply lists at most (URLs are capped at 4 KiB: the reply fits a frame).
 const MAX_EXAMPLES_LISTED: usize = 200;
 
@@ -739,13 +739,20 @@ fn recent_pages(paths: &HostPaths, limit: i64) -> Result<Vec<Value>, crate::stor
 /// The chunk of `bytes` at `offset` as `get_model` and `export` reply with it (base64, at
 /// most `MODEL_CHUNK` bytes); `what` names it in the refusal of an offset past its end.
 fn chunk(bytes: &[u8], offset: u64, what: &str) -> Result<Value, Refusal> {
-    let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-    if offset > bytes.len() {
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    let end = start.saturating_add(MODEL_CHUNK).min(bytes.len());
+    chunk_reply(bytes.len() as u64, offset, &bytes[start..end], what)
+}
+
+/// The reply of one chunk, `data`, at `offset` of `total` bytes.
+fn chunk_reply(total: u64, offset: u64, data: &[u8], what: &str) -> Result<Value, Refusal> {
+    if offset > total {
         return Err(format!("offset beyond the {what}"));
     }
-    let end = (offset + MODEL_CHUNK).min(bytes.len());
-    Ok(json!({"total": bytes.len(), "offset": offset,
-        "data": base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end])}))
+    Ok(json!({"total": total, "offset": offset,
+        "data": base64::engine::general_purpose::STANDARD.encode(data)}))
 }
 
 /// The text `export` sends: a list as CSV or JSON Lines, or the HTML report.
