@@ -18,7 +18,7 @@ import { BROADCAST_TYPES } from './lib/messages.js';
 import { ModelStore } from './lib/model.js';
 import { MAX_EXAMPLE_CHARS, tabText } from './lib/page-text.js';
 import { HostPort, HostUnavailableError, errorText } from './lib/protocol.js';
-import { applyEdit, finishBatch, importFolders, offlineEditCount, replayOfflineEdits } from './lib/taxonomy.js';
+import { addExamples, applyEdit, finishBatch, importFolders, offlineEditCount, replayOfflineEdits } from './lib/taxonomy.js';
 
 /**
  * @typedef {import('./lib/messages.js').UiRequest} UiRequest
@@ -200,35 +200,20 @@ function setImportStatus(text) {
 async function addAllTabs(topic) {
   const tabs = (await chrome.tabs.query({ windowType: 'normal' }))
     .filter((t) => t.id !== undefined && /^https?:/i.test(t.url ?? ''));
+  /** @type {{url: string, text: string}[]} */
+  const pages = [];
+  for (const t of tabs) {
+    const page = await tabText(/** @type {number} */ (t.id)).catch(() => null);
+    if (page) pages.push({ url: page.url, text: page.text.slice(0, MAX_EXAMPLE_CHARS) });
+  }
   const ctx = { port, models };
-  let seen = await models.topics();
-  let added = 0;
-  let unreadable = 0;
-  /** @type {string[]} */
-  const errors = [];
   try {
-    for (const t of tabs) {
-      let page;
-      try {
-        page = await tabText(/** @type {number} */ (t.id));
-      } catch {
-        unreadable++;
-        continue;
-      }
-      try {
-        const r = await applyEdit({ type: 'add_example', topic, url: page.url,
-          text: page.text.slice(0, MAX_EXAMPLE_CHARS) }, ctx, { batch: true, seen });
-        seen = r.topics;
-        added++;
-      } catch (e) {
-        errors.push(`${page.url}: ${errorText(e)}`);
-      }
-    }
+    const { added, errors } = await addExamples(topic, pages, ctx, await models.topics());
+    return { added, unreadable: tabs.length - pages.length, errors };
   } finally {
     await finishBatch(ctx);
     await afterModelChange();
   }
-  return { added, unreadable, errors };
 }
 
 /** Reads the bookmark folders and adds them as topics and examples; one import at a time. */
@@ -449,12 +434,7 @@ export async function handle(msg) {
       // The host keeps the old database aside; the views start empty.
       requireHost();
       const r = await port.request('new_crawl', {});
-      crawl.status = r.status;
-      crawl.pages = [];
-      crawl.hubs = [];
-      crawl.authorities = [];
-      crawl.lastStop = null;
-      crawl.interrupted = null;
+      crawl.clear(r.status);
       broadcastHostState();
       return r;
     }

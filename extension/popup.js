@@ -5,6 +5,7 @@
  */
 
 import { onBroadcast, send } from './lib/messages.js';
+import { MAX_DELAY, MAX_PAGES } from './lib/protocol.js';
 import { TopicTree } from './lib/tree.js';
 import { $, act, el, showHost, showNotice, statusText, wireNoticeDismiss } from './lib/ui.js';
 
@@ -19,7 +20,7 @@ let crawlStatus = null;
 let hostConnected = false;
 
 const tree = new TopicTree($('tree'), {
-  onSelect: () => { showSelection(); showExamples().catch(() => {}); },
+  onSelect: () => { showSelection(); act(null, showExamples); },
   onGood: (t, good) => act(null, async () => {
     try {
       showTopics((await send({ type: 'set_good', topic: t.id, good })).topics);
@@ -212,8 +213,8 @@ function field(id, parse) {
 function crawlOptions() {
   const pages = field('budget', (raw) => {
     const n = Number(raw);
-    return Number.isInteger(n) && n >= 1 && n <= 10_000_000 ? { value: n }
-      : { error: 'a whole number of pages from 1 to 10,000,000' };
+    return Number.isInteger(n) && n >= 1 && n <= MAX_PAGES ? { value: n }
+      : { error: `a whole number of pages from 1 to ${MAX_PAGES.toLocaleString('en')}` };
   });
   const proxy = field('proxy', (raw) => {
     try {
@@ -224,7 +225,7 @@ function crawlOptions() {
   });
   const delay = field('delay', (raw) => {
     const n = Number(raw);
-    return Number.isFinite(n) && n >= 0 && n <= 60 ? { value: n } : { error: 'seconds from 0 to 60' };
+    return Number.isFinite(n) && n >= 0 && n <= MAX_DELAY ? { value: n } : { error: `seconds from 0 to ${MAX_DELAY}` };
   });
   return { pages, proxy, delay };
 }

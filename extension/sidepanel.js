@@ -9,9 +9,6 @@ import { onBroadcast, send } from './lib/messages.js';
 import { RelevancePlot } from './lib/plot.js';
 import { $, act, el, fixed, showHost, showNotice, wireNoticeDismiss } from './lib/ui.js';
 
-/** Fetched pages between the host's distillations (`distill_every` of its crawls). */
-const DISTILL_EVERY = 200;
-
 /**
  * @typedef {import('./lib/messages.js').State} State
  * @typedef {import('./lib/messages.js').Classification} Classification
@@ -81,7 +78,7 @@ function showStatus(s) {
   // Without the host, a "running" crawl may have died with it: say so until it reconnects.
   const live = s?.state === 'running' || s?.state === 'stopping';
   $('hubs-empty').textContent = live
-    ? `Hubs appear at the crawl's next distillation (every ${DISTILL_EVERY} fetched pages).`
+    ? `Hubs appear at the crawl's next distillation (every ${s?.distill_every ?? '–'} fetched pages).`
     : 'No hubs yet. Start a crawl from the toolbar popup: hubs appear while it runs.';
   const shown = live && !hostConnected ? 'host disconnected' : s?.state;
   state.textContent = shown ?? '–';
@@ -202,19 +199,24 @@ for (const b of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySele
     const what = /** @type {any} */ (b.dataset.what);
     const format = /** @type {'csv' | 'jsonl'} */ (b.dataset.format);
     const text = /** @type {string} */ (await send({ type: 'export', what, format }));
-    const type = format === 'csv' ? 'text/csv' : 'application/x-ndjson';
-    const a = el('a', { href: URL.createObjectURL(new Blob([text], { type })), download: `forager-${what}.${format}` });
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+    save(new Blob([text], { type: format === 'csv' ? 'text/csv' : 'application/x-ndjson' }), `forager-${what}.${format}`);
   }));
 }
 button('export-warc').addEventListener('click', () => act(button('export-warc'), async () => {
   const data = base64ToBytes(/** @type {string} */ (await send({ type: 'export', what: 'warc' })));
-  const a = el('a', { href: URL.createObjectURL(new Blob([data], { type: 'application/warc' })),
-    download: 'forager-crawl.warc.gz' });
+  save(new Blob([data], { type: 'application/warc' }), 'forager-crawl.warc.gz');
+}));
+
+/**
+ * Saves `blob` as a download named `name`.
+ * @param {Blob} blob
+ * @param {string} name
+ */
+function save(blob, name) {
+  const a = el('a', { href: URL.createObjectURL(blob), download: name });
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
-}));
+}
 button('open-report').addEventListener('click', () => act(button('open-report'), async () => {
   const html = /** @type {string} */ (await send({ type: 'export', what: 'report' }));
   const url = URL.createObjectURL(new Blob([html], { type: 'text/html' }));

@@ -36,6 +36,19 @@ export class CrawlView {
   }
 
   /**
+   * A new crawl: nothing fetched, no hubs, nothing to say about the last one.
+   * @param {Status} s the host's status of the empty crawl
+   */
+  clear(s) {
+    this.status = s;
+    this.pages = [];
+    this.hubs = [];
+    this.authorities = [];
+    this.lastStop = null;
+    this.interrupted = null;
+  }
+
+  /**
    * The Status a (re)connected host reports: a crawl that was running and is idle now was
    * interrupted (the host died under it), which the user is told until the next start.
    * @param {Status} s

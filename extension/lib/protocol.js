@@ -11,13 +11,17 @@ import { base64ToBytes } from './base64.js';
 
 export const HOST_NAME = 'org.forager.host';
 export const PROTOCOL_VERSION = 1;
+/** The largest page budget `start_crawl` accepts (the host's `MAX_PAGES`). */
+export const MAX_PAGES = 10_000_000;
+/** The longest delay between requests to one host, in seconds (the host's `MAX_DELAY`). */
+export const MAX_DELAY = 60;
 
 /**
  * @typedef {{kind: string, detail: string}} Alarm the crawl monitor's stagnation/diffusion alarm
  * @typedef {{state: 'idle' | 'running' | 'stopping', fetched: number, frontier: number,
  *   pages_per_sec: number, errors: number, recent_relevance: number,
  *   alarms?: (Alarm | string)[], paused?: string | null, hosts_waiting?: number,
- *   parked?: number}} Status `alarms`: sent by hosts with the crawl monitor; `paused`: why every
+ *   parked?: number, distill_every?: number}} Status `alarms`: sent by hosts with the crawl monitor; `paused`: why every
  *   fetch fails for the crawler's own reason (a dead proxy), while the crawl waits and retries
  * @typedef {{id: number, parent: number, path: string, name: string, title: string, good: boolean,
  *   examples: number, subtree_examples: number, self_trained?: number}} TopicInfo

@@ -93,21 +93,42 @@ export async function importFolders(folders, ctx) {
         topics = r.topics;
         nTopics++;
       }
-      for (const page of folder.pages) {
-        try {
-          const r = await applyEdit({ type: 'add_example', topic, url: page.url, text: page.text }, ctx,
-            { batch: true, seen: topics });
-          topics = r.topics;
-          nExamples++;
-        } catch (e) {
-          errors.push(`${page.url}: ${errorText(e)}`);
-        }
-      }
+      const r = await addExamples(topic, folder.pages, ctx, topics);
+      topics = r.topics;
+      nExamples += r.added;
+      errors.push(...r.errors);
     }
   } finally {
     await finishBatch(ctx);
   }
   return { topics: nTopics, examples: nExamples, errors };
+}
+
+/**
+ * Pages become examples of `topic`, as part of a batch (the caller calls `finishBatch`); a
+ * refused page is reported, not fatal. `seen` is the topics as the batch last saw them.
+ * @param {number} topic
+ * @param {{url: string, text: string}[]} pages
+ * @param {{port: HostPort, models: ModelStore}} ctx
+ * @param {TopicInfo[]} seen
+ * @returns {Promise<{added: number, errors: string[], topics: TopicInfo[]}>}
+ */
+export async function addExamples(topic, pages, ctx, seen) {
+  let topics = seen;
+  let added = 0;
+  /** @type {string[]} */
+  const errors = [];
+  for (const page of pages) {
+    try {
+      const r = await applyEdit({ type: 'add_example', topic, url: page.url, text: page.text }, ctx,
+        { batch: true, seen: topics });
+      topics = r.topics;
+      added++;
+    } catch (e) {
+      errors.push(`${page.url}: ${errorText(e)}`);
+    }
+  }
+  return { added, errors, topics };
 }
 
 /**
