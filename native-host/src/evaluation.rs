@@ -27,6 +27,7 @@ pub const STRATEGIES: &[&str] = &[
     "soft+apprentice",
     "soft+apprentice-offline",
     "soft+open-world",
+    "soft+open-world-em",
 ];
 
 /// One crawl strategy.
@@ -45,8 +46,8 @@ pub struct Strategy {
     /// learning).
     pub offline: bool,
     /// Soft focus that learns "none of the topics" from the crawl's own pages
-    /// ([`crawl::OpenWorldConfig`]).
-    pub open_world: bool,
+    /// ([`crawl::OpenWorldConfig`]) with this method.
+    pub open_world: Option<forager_classifier::BackgroundMethod>,
 }
 
 /// The strategy called `name`.
@@ -64,7 +65,14 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         "soft+open-world" => {
             return Some(Strategy {
                 name: "soft+open-world",
-                open_world: true,
+                open_world: Some(forager_classifier::BackgroundMethod::Spies),
+                ..strategy("soft")?
+            })
+        }
+        "soft+open-world-em" => {
+            return Some(Strategy {
+                name: "soft+open-world-em",
+                open_world: Some(forager_classifier::BackgroundMethod::Em { rounds: 4 }),
                 ..strategy("soft")?
             })
         }
@@ -77,7 +85,7 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         apprentice,
         distiller,
         offline,
-        open_world: false,
+        open_world: None,
     })
 }
 
@@ -223,9 +231,11 @@ pub async fn crawl_strategy(
         distill_every: s.distiller.then_some(500),
         hub_feedback: s.distiller.then_some(10),
         query: Arc::new(crawl::Query::from_model(model)),
-        open_world: s
-            .open_world
-            .then(|| crawl::OpenWorldConfig::new(model.clone())),
+        open_world: s.open_world.map(|method| {
+            let mut ow = crawl::OpenWorldConfig::new(model.clone());
+            ow.options.method = method;
+            ow
+        }),
         ..Default::default()
     };
     let initial = if s.offline {

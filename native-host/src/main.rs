@@ -148,7 +148,7 @@ enum Cmd {
         #[arg(long)]
         task: String,
         /// Comma-separated strategies (bfs, unfocused, best-first, shark, hard, soft,
-        /// soft+distiller, soft+apprentice, soft+apprentice-offline, soft+open-world).
+        /// soft+distiller, soft+apprentice, soft+apprentice-offline, soft+open-world, soft+open-world-em).
         #[arg(long, default_value = "bfs,soft,soft+apprentice")]
         strategies: String,
         /// Pages per crawl.

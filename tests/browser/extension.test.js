@@ -18,7 +18,9 @@
 // Page access: the test grants activeTab the way a user does, by "clicking" the toolbar button
 // (CDP Extensions.triggerAction on the tab); the optional <all_urls> permission stays ungranted.
 //
-// Environment: FORAGER_BIN, CHROMIUM_PATH as in wasm-parity.test.js.
+// Environment: FORAGER_BIN, CHROMIUM_PATH as in wasm-parity.test.js. FORAGER_TEST_FIRST_LOAD_DELAY_MS=N
+// runs the whole suite on a copy of extension/ whose model loads each wait N ms after reading the
+// cache (the cold first run of #14.2, where the host's model must still win).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,7 +28,7 @@ import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,13 +43,33 @@ const run = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');
 const TARGET = path.join(REPO, 'target');
-const EXTENSION = path.join(REPO, 'extension');
+const EXTENSION = await extensionUnderTest(path.join(REPO, 'extension'));
 const OUT = path.join(HERE, 'out');
 const TARBALL = path.resolve(REPO, '..', 'shared', 'miniweb', 'foldoc.tar.gz');
 const FORAGER = process.env.FORAGER_BIN || path.join(TARGET, 'release', 'forager');
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 const TOPIC = '/Computing/Networking';
+
+/**
+ * The extension directory to load: `dir` itself, or with FORAGER_TEST_FIRST_LOAD_DELAY_MS a copy
+ * (same key, so the same id) whose model loads are slowed by that many milliseconds.
+ * @param {string} dir
+ * @returns {Promise<string>}
+ */
+async function extensionUnderTest(dir) {
+  const delay = Number(process.env.FORAGER_TEST_FIRST_LOAD_DELAY_MS || 0);
+  if (!delay) return dir;
+  const copy = path.join(await mkdtemp(path.join(os.tmpdir(), 'forager-slow-ext-')), 'extension');
+  await cp(dir, copy, { recursive: true });
+  const file = path.join(copy, 'lib', 'model.js');
+  const src = await readFile(file, 'utf8');
+  const slowed = src.replace('this.loadDelayMs = 0;', `this.loadDelayMs = ${Math.round(delay)};`);
+  if (slowed === src) throw new Error('FORAGER_TEST_FIRST_LOAD_DELAY_MS: lib/model.js has no loadDelayMs hook');
+  await writeFile(file, slowed);
+  console.log(`# extension under test: ${copy} (model loads wait ${Math.round(delay)} ms)`);
+  return copy;
+}
 const BENCH_BYTES = 100 * 1024;
 
 /**

@@ -15,6 +15,11 @@
 //!   Liu et al. 2003): some labelled examples are hidden among the unlabelled pages, a model of
 //!   "labelled vs unlabelled" is trained, and the unlabelled pages that look less like the
 //!   topics than almost all of the hidden spies become the background.
+//!
+//!   Or, with [`BackgroundMethod::Em`], hard EM with a background component (after Nigam et
+//!   al. 2000): the background starts as *all* the unlabelled pages, and each round keeps those
+//!   that the model with that background still calls "none of the topics". On-topic pages in
+//!   the sample leave it because the user's examples pull them back to their topics.
 
 use crate::classify::Scratch;
 use crate::error::{Error, Result};
@@ -23,9 +28,25 @@ use crate::taxonomy::{TopicId, BACKGROUND, ROOT};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// How [`Model::learn_background`] picks the background among unlabelled pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BackgroundMethod {
+    /// The reliable negatives found with spies (positive-unlabelled learning).
+    #[default]
+    Spies,
+    /// Hard EM from "all unlabelled pages are background", this many rounds at most.
+    Em {
+        /// Rounds of re-assignment at most (it stops early when nothing changes).
+        rounds: u32,
+    },
+}
+
 /// Parameters of [`Model::learn_background`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BackgroundOptions {
+    /// How the background is chosen among the unlabelled pages.
+    #[serde(default)]
+    pub method: BackgroundMethod,
     /// Unlabelled pages used at most (a deterministic sample by URL hash beyond that).
     pub max_docs: usize,
     /// Share of the labelled examples hidden among the unlabelled pages as spies.
@@ -39,6 +60,7 @@ pub struct BackgroundOptions {
 impl Default for BackgroundOptions {
     fn default() -> Self {
         BackgroundOptions {
+            method: BackgroundMethod::Spies,
             max_docs: 2000,
             spy_share: 0.15,
             spy_noise: 0.15,
@@ -162,6 +184,9 @@ impl Model {
         if unlabelled.len() < opts.min_docs {
             return Ok(report);
         }
+        if let BackgroundMethod::Em { rounds } = opts.method {
+            return self.background_by_em(&unlabelled, rounds, report);
+        }
         // Spies: a deterministic share of the person-given examples of topics.
         let labelled: Vec<String> = (self.examples.iter())
             .filter(|(_, e)| e.topic != BACKGROUND && !e.self_trained)
@@ -242,6 +267,46 @@ impl Model {
         for (url, topic, counts) in &spies {
             self.add_counts(*topic, url, counts, false)?;
         }
+        Ok(report)
+    }
+
+    /// Hard EM with a background component: all of `unlabelled` first, then, for at most
+    /// `rounds` rounds, the pages the model with the current background calls "none".
+    fn background_by_em(
+        &mut self,
+        unlabelled: &[Unlabelled],
+        rounds: u32,
+        mut report: BackgroundReport,
+    ) -> Result<BackgroundReport> {
+        let mut keep: Vec<usize> = (0..unlabelled.len()).collect();
+        let mut scratch = Scratch::new();
+        for _ in 0..rounds.max(1) {
+            self.forget_background_sample();
+            for &i in &keep {
+                let (_, url, counts) = &unlabelled[i];
+                self.add_counts(BACKGROUND, url, counts, true)?;
+            }
+            let c = self.classifier();
+            let next: Vec<usize> = (0..unlabelled.len())
+                .filter(|&i| {
+                    let p: Vec<(&str, u32)> = (unlabelled[i].2.iter())
+                        .map(|(t, n)| (t.as_str(), *n))
+                        .collect();
+                    c.verdict(&c.log_probs_counts(&p, &mut scratch)).none
+                })
+                .collect();
+            if next == keep {
+                break;
+            }
+            keep = next;
+        }
+        self.forget_background_sample();
+        for &i in &keep {
+            let (_, url, counts) = &unlabelled[i];
+            self.add_counts(BACKGROUND, url, counts, true)?;
+        }
+        report.background = keep.len();
+        report.threshold = 0.0;
         Ok(report)
     }
 }

@@ -20,7 +20,7 @@ pub mod train;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
-pub use background::{BackgroundOptions, BackgroundReport};
+pub use background::{BackgroundMethod, BackgroundOptions, BackgroundReport};
 pub use classify::{Classification, Classifier, PathStep, Scratch};
 pub use error::{Error, Result};
 pub use model::{ExampleInfo, Model, SelfTrainer, TopicInfo};

@@ -2,8 +2,8 @@
 //! has a background, learned from the user's "not relevant" marks or from unlabelled pages.
 
 use forager_classifier::{
-    BackgroundOptions, Model, Scratch, Taxonomy, TextOptions, TopicId, TrainOptions,
-    BACKGROUND_PATH, ROOT,
+    BackgroundMethod, BackgroundOptions, Model, Scratch, Taxonomy, TextOptions, TopicId,
+    TrainOptions, BACKGROUND_PATH, ROOT,
 };
 
 const SKY: &[&str] = &[
@@ -159,6 +159,42 @@ fn learns_the_background_from_unlabelled_pages_and_keeps_the_topics() {
         .unwrap();
     assert_eq!(m.forget_background_sample(), r.background);
     assert_eq!(m.background_counts(), (1, 0));
+}
+
+#[test]
+fn hard_em_lets_on_topic_pages_leave_a_background_that_starts_as_everything() {
+    let (mut m, _, _) = model();
+    let mut docs = Vec::new();
+    for i in 0..40 {
+        docs.push((
+            format!("http://sky2.test/{i}"),
+            page(SKY, GARDEN, 1000 + i, 70),
+        ));
+    }
+    for i in 0..120 {
+        docs.push((format!("http://lib.test/{i}"), code_page(2000 + i)));
+    }
+    let opts = BackgroundOptions {
+        method: BackgroundMethod::Em { rounds: 4 },
+        ..BackgroundOptions::default()
+    };
+    let r = m.learn_background(docs, &opts).unwrap();
+    let bg: Vec<String> = (m.examples().into_iter())
+        .filter(|e| e.topic == BACKGROUND_PATH)
+        .map(|e| e.url)
+        .collect();
+    assert_eq!(bg.len(), r.background);
+    let wrong = bg.iter().filter(|u| u.contains("sky2")).count();
+    let right = bg.iter().filter(|u| u.contains("lib.test")).count();
+    assert_eq!(wrong, 0, "on-topic pages left in the background");
+    assert_eq!(right, 120);
+    let fresh_sky = m
+        .classifier()
+        .classify(&page(SKY, GARDEN, 4242, 70), &mut Scratch::new());
+    assert!(
+        !fresh_sky.none && fresh_sky.relevance > 0.9,
+        "{fresh_sky:?}"
+    );
 }
 
 #[test]
