@@ -1,7 +1,7 @@
 //! The commands of `forager` that are more than a call into the library: crawling from the
 //! command line, read-only SQL, status and distillation.
 
-use crate::{read_model, runtime};
+use crate::{choice, read_model, runtime};
 use anyhow::{bail, Result};
 use forager::fetch::FetchConfig;
 use forager::miniweb::MiniWeb;
@@ -29,7 +29,7 @@ pub(crate) struct CrawlArgs {
     #[arg(long)]
     good: Vec<String>,
     /// Link policy.
-    #[arg(long, value_enum, default_value = "soft")]
+    #[arg(long, default_value = "soft", value_parser = choice::<forager::crawl::Mode>(&forager::crawl::Mode::NAMES))]
     mode: forager::crawl::Mode,
     /// Page budget (total, across resumes).
     #[arg(long)]

@@ -208,6 +208,10 @@ enum Cmd {
         /// Output file.
         #[arg(long)]
         out: PathBuf,
+        /// Train it afresh from the generated web's examples instead (how the shipped
+        /// `native-host/starter.fgm` was made).
+        #[arg(long)]
+        from_generated_web: bool,
     },
     /// Run the distiller (relevance-weighted HITS) on a crawl database; prints the top hubs.
     Distill {
@@ -241,10 +245,10 @@ enum Cmd {
         /// Crawl database.
         db: PathBuf,
         /// Which list.
-        #[arg(long, value_enum, default_value = "hubs")]
+        #[arg(long, default_value = "hubs", value_parser = choice::<forager::export::What>(&forager::export::What::NAMES))]
         what: forager::export::What,
         /// File format.
-        #[arg(long, value_enum, default_value = "csv")]
+        #[arg(long, default_value = "csv", value_parser = choice::<forager::export::Format>(&forager::export::Format::NAMES))]
         format: forager::export::Format,
         /// Write here instead of standard output.
         #[arg(long)]
@@ -332,6 +336,18 @@ pub(crate) fn write_model(model: &Model, out: &Path) -> Result<()> {
 pub(crate) fn read_model(path: &Path) -> Result<Model> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     Model::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))
+}
+
+/// A clap parser that offers `names` (listed in `--help`) and parses the choice with
+/// `FromStr`, so the library's enums need not know clap.
+pub(crate) fn choice<T>(
+    names: &'static [&'static str],
+) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: std::str::FromStr<Err = String> + Clone + Send + Sync + 'static,
+{
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(names.iter().copied()).try_map(|s| s.parse::<T>())
 }
 
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -616,7 +632,18 @@ fn main() -> Result<()> {
                 Err(e) => return Err(e.into()),
             }
         }
-        Cmd::StarterModel { out } => write_model(&forager::native::starter_model(), &out)?,
+        Cmd::StarterModel {
+            out,
+            from_generated_web,
+        } => {
+            let model = if from_generated_web {
+                let web = forager::synthweb::SynthWeb::generate(&Default::default()).web;
+                training::from_miniweb(&web, TextOptions::default(), TrainOptions::default())?.0
+            } else {
+                forager::native::starter_model()
+            };
+            write_model(&model, &out)?
+        }
         Cmd::Bench {
             web,
             task,

@@ -130,7 +130,7 @@ proptest! {
 
     #[test]
     fn generated_trap_urls_never_panic(u in url_like()) {
-        let _ = forager::synthweb::trap_page(&u);
+        let _ = forager::miniweb::trap_page(&u);
         let _ = forager::miniweb::file_for(std::path::Path::new("/w/sites"), &u);
     }
 }

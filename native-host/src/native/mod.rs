@@ -76,12 +76,13 @@ impl HostPaths {
     }
 }
 
-/// The embedded starter taxonomy: the demo topics trained on the generated web's examples.
+/// The starter model's bytes, shipped with the host (`native-host/starter.fgm`: the demo
+/// topics and their examples; `forager starter-model --from-generated-web` rebuilds it).
+pub const STARTER_MODEL: &[u8] = include_bytes!("../../starter.fgm");
+
+/// The embedded starter taxonomy the host serves until the user has a model of their own.
 pub fn starter_model() -> Model {
-    let web = crate::synthweb::SynthWeb::generate(&Default::default()).web;
-    crate::training::from_miniweb(&web, Default::default(), Default::default())
-        .map(|(m, _)| m)
-        .unwrap_or_default()
+    Model::from_bytes(STARTER_MODEL).unwrap_or_default()
 }
 
 /// The crawl's live state, shared by the crawl task and the request handler.

@@ -132,7 +132,7 @@ pub struct Report {
     /// (error kind, rows).
     pub errors: Vec<(String, i64)>,
     /// Stagnation and diffusion alarms.
-    pub alarms: Vec<crate::monitor::Alarm>,
+    pub alarms: Vec<forager_core::monitor::Alarm>,
     /// R(d) in fetch order, for the charts.
     #[serde(skip)]
     pub relevance: Vec<f64>,
@@ -140,7 +140,10 @@ pub struct Report {
 
 /// Builds the report of a crawl database from a read-only connection; hub and authority
 /// scores come from the last distillation, or are computed now when there is none.
-pub fn build(conn: &rusqlite::Connection, top: usize) -> Result<Report, crate::store::StoreError> {
+pub fn build(
+    conn: &rusqlite::Connection,
+    top: usize,
+) -> Result<Report, forager_core::store::StoreError> {
     let count =
         |sql: &str| -> Result<i64, rusqlite::Error> { conn.query_row(sql, [], |r| r.get(0)) };
     let pairs_i = |sql: &str| -> Result<Vec<(i64, i64)>, rusqlite::Error> {
@@ -172,8 +175,8 @@ pub fn build(conn: &rusqlite::Connection, top: usize) -> Result<Report, crate::s
     };
     let (mut hubs, mut authorities) = (scored("hub")?, scored("auth")?);
     if hubs.is_empty() {
-        let (edges, rel) = crate::store::graph_of(conn)?;
-        let s = crate::distiller::distill(&edges, &rel, &Default::default());
+        let (edges, rel) = forager_core::store::graph_of(conn)?;
+        let s = forager_core::distiller::distill(&edges, &rel, &Default::default());
         let url =
             |oid: i64| conn.query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0));
         let mk = |v: &[(i64, f64)]| -> Result<Vec<Scored>, rusqlite::Error> {
@@ -253,13 +256,13 @@ pub fn alarms_of(
     conn: &rusqlite::Connection,
     relevance: &[f64],
     frontier: i64,
-) -> Result<Vec<crate::monitor::Alarm>, rusqlite::Error> {
+) -> Result<Vec<forager_core::monitor::Alarm>, rusqlite::Error> {
     let hard = conn
         .query_row("SELECT value FROM meta WHERE key = 'mode'", [], |r| {
             r.get::<_, String>(0)
         })
         .is_ok_and(|m| m == "Hard");
-    Ok(crate::monitor::alarms(
+    Ok(forager_core::monitor::alarms(
         relevance,
         frontier,
         hard,

@@ -3,10 +3,10 @@
 //! recall, distinct sites, robustness to the seed set (focused-crawling-1999 Figs. 8-9), and
 //! the distance of the top hubs' servers from the seeds (Fig. 11).
 
-use crate::crawl::{self, ApprenticeConfig, CrawlConfig, Mode};
 use crate::miniweb::{MiniWeb, Task};
-use crate::store::{NewUrl, Store};
 use forager_classifier::Model;
+use forager_core::crawl::{self, ApprenticeConfig, CrawlConfig, Mode};
+use forager_core::store::{NewUrl, Store};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Serialize;
@@ -224,7 +224,7 @@ pub async fn crawl_strategy(
         deterministic: concurrency <= 1,
         progress_every: Duration::from_millis(100),
         delay: Duration::ZERO,
-        fetch: crate::fetch::FetchConfig {
+        fetch: forager_core::fetch::FetchConfig {
             proxy: Some(cfg.proxy.clone()),
             ..Default::default()
         },
@@ -282,7 +282,7 @@ async fn crawl_fresh(
     store.save_taxonomy(model)?;
     let seeds: Vec<NewUrl> = seeds
         .iter()
-        .filter_map(|u| crate::canon::parse(u).ok())
+        .filter_map(|u| forager_core::canon::parse(u).ok())
         .map(|u| NewUrl::seed(&u))
         .collect();
     store.add_seeds(&seeds)?;
@@ -388,7 +388,7 @@ pub async fn run(
         {
             let mut store = Store::open(&db)?;
             let (edges, rel) = store.graph()?;
-            let scores = crate::distiller::distill(&edges, &rel, &Default::default());
+            let scores = forager_core::distiller::distill(&edges, &rel, &Default::default());
             store.save_distillation(&scores)?;
             for (oid, _) in scores.hubs.iter().take(100) {
                 let d: i64 =

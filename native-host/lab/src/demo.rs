@@ -148,7 +148,7 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         &task,
         crate::reference::Reference::Oracle,
         opts.pages as usize,
-        crate::crawl::DEFAULT_TEMPLATE_WEIGHT,
+        forager_core::crawl::DEFAULT_TEMPLATE_WEIGHT,
     );
     let checkpoints = evaluation::measure(&web, &task, &oracle, opts.pages as usize);
     results.push(StrategyResult::plain(
@@ -201,9 +201,9 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
     }
 
     // The distiller on the focused crawl: its top hubs are the crawl's output for a person.
-    let mut store = crate::store::Store::open(&runs[1].2)?;
+    let mut store = forager_core::store::Store::open(&runs[1].2)?;
     let (edges, rel) = store.graph()?;
-    let scores = crate::distiller::distill(&edges, &rel, &Default::default());
+    let scores = forager_core::distiller::distill(&edges, &rel, &Default::default());
     store.save_distillation(&scores)?;
     writeln!(
         out,

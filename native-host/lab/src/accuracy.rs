@@ -2,8 +2,8 @@
 //! The hierarchical classifier is compared with a flat naive Bayes over the leaves.
 
 use crate::miniweb::MiniWeb;
-use crate::parse::page_text;
 use forager_classifier::{Model, Scratch, Taxonomy, TrainOptions};
+use forager_core::parse::page_text;
 use serde::Serialize;
 use std::collections::HashSet;
 

@@ -1,10 +1,10 @@
 //! Building a model from examples: a mini-web's topics.tsv/examples.tsv, or a bookmarks export.
 
 use crate::bookmarks::{self, Bookmark};
-use crate::fetch::Fetcher;
 use crate::miniweb::{MiniWeb, MiniWebError};
-use crate::parse::page_text;
 use forager_classifier::{Model, Taxonomy, TextOptions, TrainOptions};
+use forager_core::fetch::Fetcher;
+use forager_core::parse::page_text;
 
 /// A problem met while training that did not stop it (a missing page, a failed fetch).
 #[derive(Clone, Debug)]

@@ -41,7 +41,7 @@ fn text_of(e: ElementRef<'_>) -> String {
 /// Parses a bookmarks export. Markup is repaired by html5ever; a `<DL>` belongs to the folder
 /// whose `<H3>` most recently preceded it at the same level, as browsers write them.
 pub fn parse(html: &str) -> Vec<Bookmark> {
-    let doc = Html::parse_document(&crate::parse::cap_depth(html));
+    let doc = Html::parse_document(&forager_core::parse::cap_depth(html));
     let mut out = Vec::new();
     walk(doc.root_element(), &mut Vec::new(), &mut out);
     out

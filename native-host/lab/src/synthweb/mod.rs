@@ -145,29 +145,6 @@ struct PageSpec {
     region: Option<usize>,
 }
 
-/// The calendar trap: `http://events.test/calendar/Y/M` links to the next month, forever.
-pub fn trap_page(url: &str) -> Option<String> {
-    let rest = url.strip_prefix("http://events-calendar.test/calendar/")?;
-    let mut it = rest.trim_end_matches('/').split('/');
-    let y: u32 = it.next()?.parse().ok()?;
-    let m: u32 = it.next().unwrap_or("1").parse().ok()?;
-    if it.next().is_some() || !(1..=12).contains(&m) || y > 99_999 {
-        return None;
-    }
-    let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
-    let (py, pm) = if m == 1 {
-        (y.saturating_sub(1), 12)
-    } else {
-        (y, m - 1)
-    };
-    Some(format!(
-        "<!DOCTYPE html><html><head><title>Events {y}-{m:02}</title></head><body>\
-         <h1>Events in {y}-{m:02}</h1><p>No events this month.</p>\
-         <a href=\"/calendar/{py}/{pm}\">previous month</a> \
-         <a href=\"/calendar/{ny}/{nm}\">next month</a></body></html>"
-    ))
-}
-
 fn words(list: &str) -> Vec<&str> {
     list.split_whitespace().collect()
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How outlinks are ordered and admitted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Every outlink, in pseudo-random hash order.
     Unfocused,
@@ -25,6 +25,37 @@ pub enum Mode {
     BestFirst,
     /// SharkSearch: anchor text, its context and a decaying inherited score (ibid. §3.2).
     Shark,
+}
+
+impl Mode {
+    /// Every mode, in the order of [`Mode::NAMES`].
+    pub const ALL: [Mode; 6] = [
+        Mode::Unfocused,
+        Mode::Bfs,
+        Mode::Soft,
+        Mode::Hard,
+        Mode::BestFirst,
+        Mode::Shark,
+    ];
+    /// The modes' names as users type them (`--mode`).
+    pub const NAMES: [&'static str; 6] =
+        ["unfocused", "bfs", "soft", "hard", "best-first", "shark"];
+
+    /// The mode's name as users type it.
+    pub fn name(self) -> &'static str {
+        let i = Mode::ALL.iter().position(|m| *m == self).unwrap_or(0);
+        Mode::NAMES[i]
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let i = Mode::NAMES.iter().position(|n| *n == s);
+        i.map(|i| Mode::ALL[i])
+            .ok_or_else(|| format!("unknown mode {s:?} (one of {})", Mode::NAMES.join(", ")))
+    }
 }
 
 /// SharkSearch's parameters (Hersovici et al. 1998; the values of crawling-the-web-2004).

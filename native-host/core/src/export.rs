@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 /// Which list to export.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum What {
     /// The distiller's hubs, best first.
@@ -18,13 +18,54 @@ pub enum What {
 }
 
 /// The file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// Comma-separated values with a header row (RFC 4180).
     Csv,
     /// One JSON object per line.
     Jsonl,
+}
+
+impl What {
+    /// The lists' names as users type them (`--what`).
+    pub const NAMES: [&'static str; 3] = ["hubs", "authorities", "pages"];
+}
+
+impl std::str::FromStr for What {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "hubs" => Ok(What::Hubs),
+            "authorities" => Ok(What::Authorities),
+            "pages" => Ok(What::Pages),
+            _ => Err(format!(
+                "unknown list {s:?} (one of {})",
+                What::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl Format {
+    /// The formats' names as users type them (`--format`).
+    pub const NAMES: [&'static str; 2] = ["csv", "jsonl"];
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "csv" => Ok(Format::Csv),
+            "jsonl" => Ok(Format::Jsonl),
+            _ => Err(format!(
+                "unknown format {s:?} (one of {})",
+                Format::NAMES.join(", ")
+            )),
+        }
+    }
 }
 
 /// Why an export failed.

@@ -63,7 +63,7 @@ impl LinkGraph {
     /// Reads and parses every page reachable from `seeds` with the crawler's own rules: robots.txt,
     /// nofollow, the trap guards and the per-host and per-page caps of a default crawl.
     pub fn explore(web: &MiniWeb, seeds: &[String]) -> Self {
-        let limits = crate::crawl::CrawlConfig::default();
+        let limits = forager_core::crawl::CrawlConfig::default();
         let mut g = LinkGraph::default();
         let mut queue = VecDeque::new();
         let mut robots: HashMap<String, Option<texting_robots::Robot>> = HashMap::new();
@@ -80,7 +80,7 @@ impl LinkGraph {
             id
         };
         for s in seeds {
-            if let Ok(u) = crate::canon::parse(s) {
+            if let Ok(u) = forager_core::canon::parse(s) {
                 id_of(&mut g, u.to_string(), &mut queue);
             }
         }
@@ -91,7 +91,7 @@ impl LinkGraph {
             let origin = base.origin().ascii_serialization();
             let rules = robots.entry(origin.clone()).or_insert_with(|| {
                 let txt = web.read_page(&format!("{origin}/robots.txt")).ok()?;
-                texting_robots::Robot::new(crate::robots::AGENT, txt.as_bytes()).ok()
+                texting_robots::Robot::new(forager_core::robots::AGENT, txt.as_bytes()).ok()
             });
             let crawled = per_host.entry(origin).or_default();
             if rules.as_ref().is_some_and(|r| !r.allowed(base.as_str()))
@@ -103,13 +103,13 @@ impl LinkGraph {
                 continue;
             };
             *crawled += 1;
-            let page = crate::parse::parse_page(&html, &base);
+            let page = forager_core::parse::parse_page(&html, &base);
             let mut links: Vec<(u32, bool)> = Vec::new();
             if !page.meta_nofollow {
                 let followed = (page.links.into_iter())
                     .take(limits.max_links_per_page)
                     .filter(|l| !l.nofollow)
-                    .filter(|l| crate::canon::check_traps(&l.url, &limits.traps).is_ok());
+                    .filter(|l| forager_core::canon::check_traps(&l.url, &limits.traps).is_ok());
                 for l in followed {
                     let target = id_of(&mut g, l.url.to_string(), &mut queue);
                     if target != id && !links.iter().any(|&(t, _)| t == target) {
@@ -139,7 +139,7 @@ impl LinkGraph {
 
     /// The node of `url` (canonicalised first), if it was reached.
     pub fn id(&self, url: &str) -> Option<u32> {
-        let u = crate::canon::parse(url).ok()?;
+        let u = forager_core::canon::parse(url).ok()?;
         self.ids.get(u.as_str()).copied()
     }
 }
