@@ -1,5 +1,4 @@
-//! The commands of `forager` that are more than a call into the library: crawling from the
-//! command line, read-only SQL, status and distillation.
+//! `forager crawl`: from a mini-web task (trains, serves and seeds itself), from seeds, or resuming a database.
 
 use crate::{choice, read_model, runtime};
 use anyhow::{bail, Result};
@@ -7,12 +6,11 @@ use forager::fetch::FetchConfig;
 use forager::miniweb::MiniWeb;
 use forager::training;
 use forager_classifier::{Model, TextOptions, TrainOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `forager crawl`.
 #[derive(clap::Args)]
-pub(crate) struct CrawlArgs {
+pub(crate) struct Args {
     /// Mini-web directory to crawl through its own loopback server.
     #[arg(long)]
     web: Option<PathBuf>,
@@ -129,7 +127,7 @@ pub(crate) struct CrawlArgs {
     json: bool,
 }
 
-pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
+pub(crate) fn run(a: Args) -> Result<()> {
     if !(0.0..=1.0).contains(&a.template_weight) {
         bail!("--template-weight must be between 0 and 1");
     }
@@ -312,214 +310,4 @@ pub(crate) fn cmd_crawl(a: CrawlArgs) -> Result<()> {
         }
         anyhow::Ok(())
     })
-}
-
-pub(crate) fn cmd_sql(db: &Path, query: &str, json: bool) -> Result<()> {
-    let conn = forager::store::Store::open_read_only(db)?;
-    let mut st = conn.prepare(query)?;
-    if !st.readonly() {
-        // The database is opened read-only, but some statements write elsewhere
-        // (`VACUUM INTO` makes a file): only statements SQLite calls read-only run.
-        bail!("forager sql runs read-only queries only");
-    }
-    let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
-    let mut rows = st.query([])?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if !json {
-        writeln!(out, "{}", names.join("\t"))?;
-    }
-    while let Some(row) = rows.next()? {
-        let mut vals = Vec::new();
-        for i in 0..names.len() {
-            use rusqlite::types::ValueRef;
-            vals.push(match row.get_ref(i)? {
-                ValueRef::Null => serde_json::Value::Null,
-                ValueRef::Integer(v) => v.into(),
-                ValueRef::Real(v) => v.into(),
-                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
-                ValueRef::Blob(b) => format!("<{} bytes>", b.len()).into(),
-            });
-        }
-        if json {
-            let obj: serde_json::Map<String, serde_json::Value> =
-                names.iter().cloned().zip(vals).collect();
-            writeln!(out, "{}", serde_json::Value::Object(obj))?;
-        } else {
-            let cells: Vec<String> = vals
-                .iter()
-                .map(|v| match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect();
-            writeln!(out, "{}", cells.join("\t"))?;
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn cmd_status(db: &Path, json: bool) -> Result<()> {
-    let conn = forager::store::Store::open_read_only(db)?;
-    let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
-    let fetched = count("SELECT count(*) FROM doc WHERE status = 2")?;
-    let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
-    let failed = count("SELECT count(*) FROM doc WHERE status IN (3, 4)")?;
-    let relevant = count("SELECT count(*) FROM doc WHERE status = 2 AND relevance >= 0.5")?;
-    let mean_recent: f64 = conn.query_row(
-        "SELECT coalesce(avg(relevance), 0) FROM (SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq DESC LIMIT 100)",
-        [],
-        |r| r.get(0),
-    )?;
-    let mut errors = serde_json::Map::new();
-    {
-        let mut st = conn.prepare(
-            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
-        )?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let k: Option<String> = r.get(0)?;
-            let n: i64 = r.get(1)?;
-            errors.insert(k.unwrap_or_default(), n.into());
-        }
-    }
-    let relevance = forager::report::relevance_in_fetch_order(&conn)?;
-    let alarms = forager::report::alarms_of(&conn, &relevance, frontier)?;
-    let v = serde_json::json!({
-        "alarms": alarms,
-        "fetched": fetched, "frontier": frontier, "failed_or_excluded": failed,
-        "relevant_fetched": relevant, "recent_relevance": mean_recent, "errors": errors,
-    });
-    if json {
-        println!("{v}");
-    } else {
-        println!("fetched {fetched}  frontier {frontier}  failed/excluded {failed}");
-        println!("relevant (R >= 0.5) {relevant}   mean relevance of last 100: {mean_recent:.3}");
-        for a in &alarms {
-            println!("ALARM {}: {}", a.kind, a.detail);
-        }
-        for (k, n) in &errors {
-            println!("  {k}: {n}");
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn cmd_distill(db: &Path, top: usize, json: bool) -> Result<()> {
-    let mut store = forager::store::Store::open(db)?;
-    let (edges, rel) = store.graph()?;
-    let t = std::time::Instant::now();
-    let scores = forager::distiller::distill(&edges, &rel, &Default::default());
-    let ms = t.elapsed().as_secs_f64() * 1e3;
-    store.save_distillation(&scores)?;
-    let url_of = |oid: i64| -> Result<String> {
-        Ok(store
-            .conn()
-            .query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0))?)
-    };
-    let list = |v: &[(i64, f64)]| -> Result<Vec<serde_json::Value>> {
-        v.iter()
-            .take(top)
-            .map(|&(oid, score)| Ok(serde_json::json!({"url": url_of(oid)?, "score": score})))
-            .collect()
-    };
-    let (hubs, auths) = (list(&scores.hubs)?, list(&scores.authorities)?);
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"hubs": hubs, "authorities": auths, "edges": edges.len(),
-                "iterations": scores.iterations, "ms": ms})
-        );
-    } else {
-        println!(
-            "distilled {} cross-site edges in {ms:.1} ms ({} iterations)",
-            edges.len(),
-            scores.iterations
-        );
-        for (name, l) in [("hubs", &hubs), ("authorities", &auths)] {
-            println!("top {name}:");
-            for v in l {
-                println!(
-                    "  {:.4}  {}",
-                    v["score"].as_f64().unwrap_or(0.0),
-                    v["url"].as_str().unwrap_or("")
-                );
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `forager not-relevant`: negative feedback on pages.
-#[derive(clap::Args)]
-pub(crate) struct NotRelevantArgs {
-    /// The model file (updated in place).
-    #[arg(long)]
-    model: PathBuf,
-    /// Take the pages' text from this crawl database (pages it fetched).
-    #[arg(long)]
-    db: Option<PathBuf>,
-    /// HTTP proxy for URLs that are read from the web.
-    #[arg(long)]
-    proxy: Option<String>,
-    /// Remove the marks instead.
-    #[arg(long)]
-    undo: bool,
-    /// List the marked URLs (after any change).
-    #[arg(long)]
-    list: bool,
-    /// URLs (or HTML files) of the pages.
-    urls: Vec<String>,
-}
-
-pub(crate) fn cmd_not_relevant(a: NotRelevantArgs) -> Result<()> {
-    let mut model = read_model(&a.model)?;
-    let conn = match &a.db {
-        Some(db) => Some(forager::store::Store::open_read_only(db)?),
-        None => None,
-    };
-    let fetcher = forager::fetch::Fetcher::new(FetchConfig {
-        proxy: a.proxy.clone(),
-        // URLs the user named: wherever they are.
-        reach: forager::address::Reach {
-            allow_private: true,
-            ..Default::default()
-        },
-        ..FetchConfig::default()
-    })?;
-    let rt = runtime()?;
-    for url in &a.urls {
-        if a.undo {
-            if !model.not_relevant_urls().contains(url) {
-                bail!("{url} is not marked not relevant");
-            }
-            model.remove_example(url)?;
-            continue;
-        }
-        let stored = match &conn {
-            Some(c) => forager::store::fetched_text_of(c, url)?,
-            None => None,
-        };
-        let text = match stored {
-            Some(t) => t,
-            None if url.starts_with("http://") || url.starts_with("https://") => {
-                let r = rt.block_on(fetcher.get(url))?;
-                forager::parse::page_text(&r.text()).text
-            }
-            None => {
-                let b = std::fs::read(url).map_err(|e| anyhow::anyhow!("reading {url}: {e}"))?;
-                forager::parse::page_text(&forager::fetch::decode_html(&b, None)).text
-            }
-        };
-        model.mark_not_relevant(url, &text)?;
-    }
-    if !a.urls.is_empty() {
-        crate::write_model(&model, &a.model)?;
-    }
-    if a.list {
-        for u in model.not_relevant_urls() {
-            println!("{u}");
-        }
-    }
-    Ok(())
 }

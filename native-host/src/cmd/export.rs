@@ -1,0 +1,42 @@
+//! `forager export`: a crawl's hubs, authorities or fetched pages as CSV or JSON Lines, to take away.
+
+use crate::choice;
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// Arguments of `forager export`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// Crawl database.
+    db: PathBuf,
+    /// Which list.
+    #[arg(long, default_value = "hubs", value_parser = choice::<forager::export::What>(&forager::export::What::NAMES))]
+    what: forager::export::What,
+    /// File format.
+    #[arg(long, default_value = "csv", value_parser = choice::<forager::export::Format>(&forager::export::Format::NAMES))]
+    format: forager::export::Format,
+    /// Write here instead of standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Runs `forager export`.
+pub(crate) fn run(args: Args) -> Result<()> {
+    let Args {
+        db,
+        what,
+        format,
+        out,
+    } = args;
+    let conn = forager::store::Store::open_read_only(&db)?;
+    let text = forager::export::export(&conn, what, format)?;
+    match out {
+        Some(path) => {
+            forager::model_file::write_atomic(&path, text.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}

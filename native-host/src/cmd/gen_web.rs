@@ -1,0 +1,43 @@
+//! `forager gen-web`: write the demo's generated web to a directory in the mini-web format.
+
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// Arguments of `forager gen-web`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+    /// Plant the apprentice's test pattern (a "Recommended reading" list of relevant links).
+    #[arg(long)]
+    planted: bool,
+    /// Seed of the generated web.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Off-taxonomy regions (0-4): clusters of sites about none of the topics, densely
+    /// linked and popular, with vocabularies that partly overlap the topics'.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
+    off_taxonomy: u8,
+}
+
+/// Runs `forager gen-web`.
+pub(crate) fn run(args: Args) -> Result<()> {
+    let Args {
+        out,
+        seed,
+        planted,
+        off_taxonomy,
+    } = args;
+    let cfg = forager::synthweb::SynthConfig {
+        seed,
+        planted,
+        off_taxonomy: off_taxonomy.into(),
+        ..Default::default()
+    };
+    let web = forager::synthweb::SynthWeb::generate(&cfg);
+    web.write_to(&out)
+        .with_context(|| format!("writing {}", out.display()))?;
+    eprintln!("wrote {} files under {}", web.files.len(), out.display());
+    Ok(())
+}

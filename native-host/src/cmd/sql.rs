@@ -1,0 +1,67 @@
+//! `forager sql`: read-only SQL on a crawl database (the paper's tables, also attached as `arc`).
+
+use anyhow::{bail, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `forager sql`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// Crawl database.
+    db: PathBuf,
+    /// The query.
+    query: String,
+    /// Rows as JSON objects.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `forager sql`.
+pub(crate) fn run(a: Args) -> Result<()> {
+    cmd_sql(&a.db, &a.query, a.json)
+}
+
+pub(crate) fn cmd_sql(db: &Path, query: &str, json: bool) -> Result<()> {
+    let conn = forager::store::Store::open_read_only(db)?;
+    let mut st = conn.prepare(query)?;
+    if !st.readonly() {
+        // The database is opened read-only, but some statements write elsewhere
+        // (`VACUUM INTO` makes a file): only statements SQLite calls read-only run.
+        bail!("forager sql runs read-only queries only");
+    }
+    let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
+    let mut rows = st.query([])?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if !json {
+        writeln!(out, "{}", names.join("\t"))?;
+    }
+    while let Some(row) = rows.next()? {
+        let mut vals = Vec::new();
+        for i in 0..names.len() {
+            use rusqlite::types::ValueRef;
+            vals.push(match row.get_ref(i)? {
+                ValueRef::Null => serde_json::Value::Null,
+                ValueRef::Integer(v) => v.into(),
+                ValueRef::Real(v) => v.into(),
+                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                ValueRef::Blob(b) => format!("<{} bytes>", b.len()).into(),
+            });
+        }
+        if json {
+            let obj: serde_json::Map<String, serde_json::Value> =
+                names.iter().cloned().zip(vals).collect();
+            writeln!(out, "{}", serde_json::Value::Object(obj))?;
+        } else {
+            let cells: Vec<String> = vals
+                .iter()
+                .map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            writeln!(out, "{}", cells.join("\t"))?;
+        }
+    }
+    Ok(())
+}
