@@ -1,0 +1,244 @@
+//! The crawl a session runs: checking a start's limits, starting the crawl task with its
+//! progress and event plumbing, and stopping it promptly.
+
+use super::*;
+
+pub(super) struct RunningCrawl {
+    pub(super) stop: Option<oneshot::Sender<()>>,
+    /// Sends the crawl the judge of an edited model (negative feedback).
+    pub(super) judge: tokio::sync::watch::Sender<crate::crawl::Judge>,
+    pub(super) task: tokio::task::JoinHandle<()>,
+}
+
+/// The page budget and delay of a start, refused in plain words when out of range.
+pub(super) fn crawl_limits(req: &protocol::StartCrawl) -> Result<(u64, f64), Refusal> {
+    let pages = match req.pages {
+        None => 2000,
+        Some(p) if p.fract() == 0.0 && (1.0..=protocol::MAX_PAGES as f64).contains(&p) => p as u64,
+        Some(p) => {
+            return Err(format!(
+                "the page budget must be a whole number of pages from 1 to {} (got {p})",
+                protocol::MAX_PAGES
+            ))
+        }
+    };
+    let delay = match req.delay {
+        None => 1.0,
+        Some(d) if (0.0..=protocol::MAX_DELAY).contains(&d) => d,
+        Some(d) => {
+            return Err(format!(
+                "the delay must be from 0 to {} seconds (got {d})",
+                protocol::MAX_DELAY
+            ))
+        }
+    };
+    Ok((pages, delay))
+}
+
+/// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
+/// crawler's traffic anywhere else.
+pub(super) fn loopback_proxy(s: &str) -> Result<String, Refusal> {
+    let u = url::Url::parse(s).map_err(|_| "proxy must be a URL".to_string())?;
+    let loopback = match u.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d == "localhost",
+        None => false,
+    };
+    if u.scheme() != "http" || !loopback {
+        return Err("proxy must be http://127.0.0.1:PORT (loopback only)".into());
+    }
+    Ok(s.to_owned())
+}
+
+impl Session {
+    pub(super) async fn start_crawl(&mut self, req: StartCrawl) -> Result<Value, Refusal> {
+        if self.crawl_running() {
+            let stopping = self.crawl.as_ref().is_some_and(|c| c.stop.is_none());
+            return Err(if stopping {
+                "the previous crawl is still stopping; try again in a few seconds".into()
+            } else {
+                "a crawl is already running".into()
+            });
+        }
+        if req.seeds.len() > 10_000 {
+            return Err("too many seeds".into());
+        }
+        let mut seeds = Vec::new();
+        for s in &req.seeds {
+            seeds.push(crate::canon::seed(s).map_err(|e| clip(&e, 300))?);
+        }
+        if seeds.is_empty() && req.from.is_empty() {
+            let good: Vec<String> = self
+                .model
+                .topics()
+                .into_iter()
+                .filter(|t| self.model.taxonomy().is_effectively_good(t.id))
+                .map(|t| t.path)
+                .collect();
+            for e in self.model.examples() {
+                if good.contains(&e.topic) {
+                    if let Ok(u) = crate::canon::parse(&e.url) {
+                        seeds.push(u);
+                    }
+                }
+            }
+        }
+        let (pages, delay) = crawl_limits(&req)?;
+        let proxy = match &req.proxy {
+            Some(p) => Some(loopback_proxy(p)?),
+            None => None,
+        };
+        let apprentice = req.apprentice.unwrap_or(true);
+        let allow_private = req.allow_private;
+        std::fs::create_dir_all(&self.paths.dir).map_err(|e| e.to_string())?;
+        let mut store = Store::open(&self.paths.db()).map_err(|e| e.to_string())?;
+        store
+            .save_taxonomy(&self.model)
+            .map_err(|e| e.to_string())?;
+        let mut seeds: Vec<NewUrl> = seeds.iter().map(NewUrl::seed).collect();
+        let mut queued = 0;
+        for u in &req.from {
+            let u = crate::canon::seed(u).map_err(|e| clip(&e, 300))?;
+            let n = store
+                .boost_out_links(u.as_str())
+                .map_err(|e| e.to_string())?;
+            if n == 0 {
+                // Not fetched yet (or nothing left to follow): it is a seed, as before.
+                seeds.push(NewUrl::seed(&u));
+            }
+            queued += n;
+        }
+        store.add_seeds(&seeds).map_err(|e| e.to_string())?;
+        let retried = if req.retry_failed {
+            store.retry_failed().map_err(|e| e.to_string())?
+        } else {
+            0
+        };
+        // Without seeds a crawl resumes its frontier; with neither there is nothing to do.
+        if seeds.is_empty() && store.frontier_len().map_err(|e| e.to_string())? == 0 {
+            return Err("no seeds: give URLs or mark a topic with examples good".into());
+        }
+        // The budget is for this start: "crawl more" after a finished crawl must fetch more.
+        let before = u64::try_from(store.fetched().map_err(|e| e.to_string())?).unwrap_or(0);
+        let config = CrawlConfig {
+            mode: Mode::Soft,
+            max_pages: Some(before.saturating_add(pages)),
+            concurrency: 8,
+            delay: Duration::from_secs_f64(delay),
+            warc: req.warc.then(|| crate::warc::WarcConfig {
+                prefix: self.paths.warc_prefix(),
+                max_bytes: crate::warc::DEFAULT_MAX_BYTES,
+                user_agent: crate::fetch::FetchConfig::default().user_agent,
+            }),
+            fetch: crate::fetch::FetchConfig {
+                proxy,
+                reach: crate::address::Reach {
+                    allow_private,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            apprentice: apprentice.then(ApprenticeConfig::default),
+            distill_every: Some(DISTILL_EVERY),
+            progress_every: Duration::from_millis(500),
+            ..Default::default()
+        };
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let status = self.status.clone();
+        let out = self.out.clone();
+        let classifier = self.model.classifier();
+        let (judge_tx, judge_rx) =
+            tokio::sync::watch::channel(crate::crawl::Judge::of(&mut self.model));
+        let config = CrawlConfig {
+            judge_updates: Some(judge_rx),
+            ..config
+        };
+        let paths = self.paths.clone();
+        {
+            let mut st = status.lock().unwrap_or_else(|p| p.into_inner());
+            st.state = "running";
+        }
+        let task = tokio::spawn(async move {
+            let cursor = Arc::new(Mutex::new(Cursor::start(&paths)));
+            let pump = tokio::spawn(pump_events(paths.clone(), out.clone(), cursor.clone()));
+            let st2 = status.clone();
+            let out2 = out.clone();
+            let result = crawl::run(
+                store,
+                classifier,
+                config,
+                async {
+                    let _ = stop_rx.await;
+                },
+                move |p| {
+                    let mut st = st2.lock().unwrap_or_else(|e| e.into_inner());
+                    st.progress = p.clone();
+                    // Progress is periodic: when the browser is behind, this one is skipped.
+                    let _ = out2.try_send(json!({"type": "progress", "status": st.json()}));
+                },
+            )
+            .await;
+            pump.abort();
+            let _ = pump.await;
+            let reason = match &result {
+                Ok((r, p)) => {
+                    let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
+                    st.progress = p.clone();
+                    // The final counts, even for a crawl shorter than one progress period.
+                    let _ = out.try_send(json!({"type": "progress", "status": st.json()}));
+                    format!("{r:?}")
+                }
+                Err(e) => format!("Error: {e}"),
+            };
+            // A last flush of pages and hubs, then the final state.
+            // Off the runtime: `flush_events` reads the database and blocks on the bounded queue.
+            let (p, o) = (paths.clone(), out.clone());
+            let _ = tokio::task::spawn_blocking(move || {
+                let mut c = cursor.lock().unwrap_or_else(|e| e.into_inner());
+                let _ = flush_events(&p, &o, &mut c);
+            })
+            .await;
+            let st = {
+                let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
+                st.state = "idle";
+                st.json()
+            };
+            let _ = out
+                .send(json!({"type": "crawl_stopped", "reason": reason, "status": st}))
+                .await;
+        });
+        self.crawl = Some(RunningCrawl {
+            stop: Some(stop_tx),
+            judge: judge_tx,
+            task,
+        });
+        Ok(json!({"started": true, "retried": retried, "queued": queued, "status": self.status()}))
+    }
+
+    /// Asks the running crawl to stop and waits a few seconds for it: the crawl cancels its
+    /// waits and fetches at once, so it is normally done well within that. If not, the handle
+    /// is kept, so no second crawl can start beside it (the database lock refuses one too).
+    pub(super) async fn stop_crawl(&mut self) {
+        let Some(c) = self.crawl.as_mut() else {
+            return;
+        };
+        {
+            let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
+            if st.state == "running" {
+                st.state = "stopping";
+            }
+        }
+        if let Some(s) = c.stop.take() {
+            let _ = s.send(());
+        }
+        if tokio::time::timeout(STOP_WAIT, &mut c.task).await.is_ok() {
+            self.crawl = None;
+        }
+    }
+
+    /// True while a crawl started by this session has not ended.
+    pub(super) fn crawl_running(&self) -> bool {
+        self.crawl.as_ref().is_some_and(|c| !c.task.is_finished())
+    }
+}
