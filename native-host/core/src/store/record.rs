@@ -1,0 +1,199 @@
+//! Recording a batch of fetch outcomes in one transaction: statuses, compressed texts, the
+//! fetch order, redirect targets, new links and the apprentice's training instances.
+
+use super::frontier::{enqueue, Caches, Known};
+use super::{
+    features_from_blob, now, status, Instance, NewUrl, Outcome, Recorded, Result, Store,
+    HIGH_RELEVANCE, MAX_TRIES,
+};
+use rusqlite::{params, Transaction};
+
+impl Store {
+    /// Records a batch of outcomes in one transaction; returns the fetch sequence numbers given
+    /// to fetched pages, in order.
+    pub fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
+        let tx = self.conn.transaction()?;
+        let mut rec = Recorded::default();
+        let mut seq = self.seq;
+        for o in batch {
+            if o.revisit {
+                rec.revisited += 1;
+                let changed = record_revisit(&tx, &mut self.caches, o, &mut rec.instances)?;
+                rec.changed += usize::from(changed);
+            } else {
+                record_attempt(&tx, &mut self.caches, o, &mut seq, &mut rec)?;
+            }
+        }
+        tx.commit()?;
+        self.seq = seq;
+        Ok(rec)
+    }
+}
+
+/// The LZ4 blob stored for a page's visible text.
+fn compressed(text: Option<&String>) -> Option<Vec<u8>> {
+    text.map(|t| lz4_flex::compress_prepend_size(t.as_bytes()))
+}
+
+/// A revisit refreshes a fetched page (a failed one leaves it as it was); true when its
+/// content had changed.
+fn record_revisit(
+    tx: &Transaction,
+    caches: &mut Caches,
+    o: &Outcome,
+    instances: &mut Vec<Instance>,
+) -> Result<bool> {
+    if o.status != status::FETCHED {
+        tx.prepare_cached("UPDATE doc SET revisits = revisits + 1 WHERE oid = ?1")?
+            .execute([o.oid])?;
+        return Ok(false);
+    }
+    let (old_hash, sid, url): (Option<String>, i64, String) = tx
+        .prepare_cached("SELECT content_hash, sid, url FROM doc WHERE oid = ?1")?
+        .query_row([o.oid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    caches.remember(
+        &url,
+        Known {
+            oid: o.oid,
+            fetched: true,
+            relevance: o.relevance,
+        },
+    );
+    let is_changed = old_hash != o.content_hash;
+    tx.prepare_cached(
+        "UPDATE doc SET revisits = revisits + 1, changes = changes + ?9,
+           content_hash = ?2, text = ?3, relevance = ?4, log_relevance = ?5,
+           cid = ?6, title = ?7, fetched_at = ?8
+         WHERE oid = ?1",
+    )?
+    .execute(params![
+        o.oid,
+        o.content_hash,
+        compressed(o.text.as_ref()),
+        o.relevance,
+        o.log_relevance,
+        o.cid,
+        o.title,
+        now(),
+        i64::from(is_changed)
+    ])?;
+    for l in &o.links {
+        enqueue(tx, caches, l, Some((o.oid, sid)), instances)?;
+    }
+    Ok(is_changed)
+}
+
+/// Records a first fetch (or a failed attempt) of a frontier entry.
+fn record_attempt(
+    tx: &Transaction,
+    caches: &mut Caches,
+    o: &Outcome,
+    seq: &mut i64,
+    rec: &mut Recorded,
+) -> Result<()> {
+    let (url, sid, host, tries): (String, i64, String, i64) = tx
+        .prepare_cached(
+            "SELECT url, doc.sid, host, num_tries FROM doc JOIN server USING (sid)
+             WHERE oid = ?1",
+        )?
+        .query_row([o.oid], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+    // A retryable failure goes back to the frontier (behind untried URLs, since the
+    // frontier orders by num_tries) until MAX_TRIES attempts have been made.
+    let new_status = if o.retry && tries + 1 < MAX_TRIES {
+        status::UNVISITED
+    } else {
+        o.status
+    };
+    let this_seq = (o.status == status::FETCHED).then(|| {
+        *seq += 1;
+        rec.fetched.push((*seq, url.clone()));
+        *seq
+    });
+    tx.prepare_cached(
+        "UPDATE doc SET status = ?2, num_tries = num_tries + 1, http_status = ?3,
+           relevance = CASE WHEN ?2 = 2 THEN ?4 ELSE relevance END,
+           log_relevance = ?5, cid = ?6, title = ?7, text = ?8, content_hash = ?9,
+           error = ?10, fetched_at = ?11, fetch_seq = coalesce(?12, fetch_seq),
+           final_url = ?13, redirects = ?14
+         WHERE oid = ?1",
+    )?
+    .execute(params![
+        o.oid,
+        new_status,
+        o.http_status,
+        o.relevance,
+        o.log_relevance,
+        o.cid,
+        o.title,
+        compressed(o.text.as_ref()),
+        o.content_hash,
+        o.error,
+        now(),
+        this_seq,
+        o.final_url,
+        (!o.redirects.is_empty()).then(|| o.redirects.join(" ")),
+    ])?;
+    mark_redirect_target(tx, caches, o, &mut rec.instances)?;
+    if o.status == status::FETCHED {
+        if tries == 0 {
+            instances_into(tx, o, &mut rec.instances)?;
+        }
+        caches.remember(
+            &url,
+            Known {
+                oid: o.oid,
+                fetched: true,
+                relevance: o.relevance,
+            },
+        );
+        tx.prepare_cached("UPDATE server SET crawled = crawled + 1 WHERE sid = ?1")?
+            .execute([sid])?;
+        if let Some(h) = caches.hosts.get_mut(&host) {
+            h.1 += 1;
+        }
+    }
+    for l in &o.links {
+        enqueue(tx, caches, l, Some((o.oid, sid)), &mut rec.instances)?;
+    }
+    Ok(())
+}
+
+/// The page a redirect landed on is this page: it must not be fetched again.
+fn mark_redirect_target(
+    tx: &Transaction,
+    caches: &mut Caches,
+    o: &Outcome,
+    instances: &mut Vec<Instance>,
+) -> Result<()> {
+    let Some(target) = (o.final_url.as_deref()).and_then(|u| crate::canon::parse(u).ok()) else {
+        return Ok(());
+    };
+    let alias = NewUrl {
+        host: target.host_str().unwrap_or("").to_owned(),
+        url: target.to_string(),
+        score: 0.0,
+        depth: 0,
+        via: None,
+        features: None,
+        weight: 1.0,
+    };
+    enqueue(tx, caches, &alias, None, instances)?;
+    tx.prepare_cached(
+        "UPDATE doc SET status = ?2, error = 'redirect-target' WHERE url = ?1 AND status = 0",
+    )?
+    .execute(params![alias.url, status::EXCLUDED])?;
+    Ok(())
+}
+
+/// Links into a newly fetched page from pages fetched earlier become training instances.
+fn instances_into(tx: &Transaction, o: &Outcome, instances: &mut Vec<Instance>) -> Result<()> {
+    let mut st =
+        tx.prepare_cached("SELECT features FROM link WHERE oid_dst = ?1 AND features IS NOT NULL")?;
+    let rows = st.query_map([o.oid], |r| r.get::<_, Vec<u8>>(0))?;
+    for b in rows {
+        instances.push((features_from_blob(&b?), o.relevance >= HIGH_RELEVANCE));
+    }
+    Ok(())
+}
