@@ -16,6 +16,7 @@ pub mod blame;
 mod config;
 mod dispatch;
 mod open_world;
+pub mod policy;
 mod worker;
 
 use dispatch::Dispatcher;

@@ -2,13 +2,12 @@
 //! on the blocking pool the parse, the classifier's verdict and the scored outlinks.
 
 use super::blame::Cause;
-use super::{CrawlConfig, Judge, Mode};
-use crate::canon;
+use super::{policy, CrawlConfig, Judge};
 use crate::fetch::{FetchError, Fetched, Fetcher, HopGate};
 use crate::parse::parse_page;
 use crate::robots::{RobotsCache, Verdict};
-use crate::store::{self, NewUrl, Outcome, Work};
-use forager_classifier::apprentice::{Apprentice, LeafTokens, Source};
+use crate::store::{self, Outcome, Work};
+use forager_classifier::apprentice::Apprentice;
 use forager_classifier::Scratch;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -227,113 +226,41 @@ impl HopGate for RobotsOnRedirect<'_> {
 
 /// Parses a fetched page, judges it, and scores its outlinks by the crawl's policy.
 fn analyse(sh: &Shared, resp: Fetched, url: url::Url, w: &Work) -> Outcome {
-    let (depth, parent_score, oid, work_url) = (w.depth, w.score, w.oid, &w.url);
     let judge = sh.judge.read().unwrap_or_else(|p| p.into_inner()).clone();
-    let classifier = judge.classifier.clone();
     let html = resp.text();
     let base = url::Url::parse(&resp.final_url).unwrap_or(url);
-    let page = parse_page(&html, &base);
-    let verdict = SCRATCH.with(|s| judge.judge(work_url, &page.text.text, &mut s.borrow_mut()));
-    let follow = !page.meta_nofollow
-        && match sh.config.mode {
-            Mode::Hard => verdict.hard_focus,
-            _ => true,
-        };
-    let mut links = Vec::new();
-    let mut rejects = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let apprentice = sh.config.apprentice.as_ref().map(|cfg| {
-        let a = sh
-            .apprentice
+    let mut page = parse_page(&html, &base);
+    let apprentice = (sh.config.apprentice.as_ref()).map(|_| {
+        sh.apprentice
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let leaves = LeafTokens::new(classifier.tokenizer(), &page.leaves);
-        (cfg.d_max, a, leaves)
+            .clone()
     });
-    let tok = classifier.tokenizer();
-    let (query, shark) = (&sh.config.query, sh.config.shark);
-    let page_sim = match sh.config.mode {
-        Mode::BestFirst | Mode::Shark => query.cosine(tok, &page.text.text),
-        _ => 0.0,
-    };
-    // SharkSearch's inherited score: from this page's own similarity, or decayed further
-    // from what this page inherited.
-    let inherited = if page_sim > 0.0 {
-        shark.delta * page_sim
-    } else {
-        shark.delta * parent_score.max(0.0)
-    };
-    let mut page_links = page.links;
-    if page_links.len() > sh.config.max_links_per_page {
-        page_links.truncate(sh.config.max_links_per_page);
-        rejects.push("trap-too-many-links");
-    }
-    if follow {
-        for l in page_links.into_iter().filter(|l| !l.nofollow) {
-            if let Err(r) = canon::check_traps(&l.url, &sh.config.traps) {
-                rejects.push(r.kind());
-                continue;
-            }
-            if !seen.insert(l.url.to_string()) {
-                continue;
-            }
-            let features = apprentice.as_ref().map(|(d_max, _, leaves)| {
-                let anchor_class = (!l.anchor.is_empty()).then(|| {
-                    SCRATCH.with(|sc| {
-                        classifier
-                            .classify(&l.anchor, &mut sc.borrow_mut())
-                            .best_leaf
-                    })
-                });
-                let src = Source {
-                    class: &verdict.best_leaf,
-                    relevance: verdict.relevance,
-                    anchor_class: anchor_class.as_deref(),
-                };
-                leaves.link_features(l.leaf_range.0, l.leaf_range.1, *d_max, &src)
-            });
-            let score = match (sh.config.mode, &apprentice, &features) {
-                (Mode::Soft | Mode::Hard, Some((_, a, _)), Some(f)) if a.is_trained() => {
-                    a.p_high(f)
-                }
-                (Mode::Soft | Mode::Hard, _, _) if l.boilerplate => {
-                    verdict.relevance * sh.config.template_weight
-                }
-                (Mode::Soft | Mode::Hard, _, _) => verdict.relevance,
-                (Mode::Bfs, _, _) => -((depth + 1) as f64),
-                (Mode::Unfocused, _, _) => 0.0,
-                (Mode::BestFirst, _, _) => page_sim,
-                (Mode::Shark, _, _) => {
-                    let anchor = query.cosine(tok, &l.anchor);
-                    let context = if anchor > 0.0 {
-                        1.0
-                    } else {
-                        let (a, b) = l.leaf_range;
-                        let lo = a.saturating_sub(shark.context_leaves);
-                        let hi = (b + shark.context_leaves).min(page.leaves.len());
-                        query.cosine(tok, &page.leaves[lo..hi].join(" "))
-                    };
-                    let neighbourhood = shark.beta * anchor + (1.0 - shark.beta) * context;
-                    shark.gamma * inherited + (1.0 - shark.gamma) * neighbourhood
-                }
-            };
-            let weight = if l.boilerplate {
-                sh.config.template_weight
-            } else {
-                1.0
-            };
-            links.push(NewUrl {
-                weight,
-                host: l.url.host_str().unwrap_or("").to_owned(),
-                url: l.url.to_string(),
-                score,
-                depth: depth + 1,
-                via: Some((oid, l.anchor)),
-                features,
-            });
-        }
-    }
+    let (verdict, scored) = SCRATCH.with(|s| {
+        let scratch = &mut s.borrow_mut();
+        let verdict = judge.judge(&w.url, &page.text.text, scratch);
+        let parent = policy::Parent {
+            oid: w.oid,
+            depth: w.depth,
+            score: w.score,
+            text: &page.text.text,
+            leaves: &page.leaves,
+            nofollow: page.meta_nofollow,
+        };
+        let links = std::mem::take(&mut page.links);
+        let scored = policy::score_links(
+            &sh.config,
+            &parent,
+            links,
+            &verdict,
+            &judge.classifier,
+            apprentice.as_deref(),
+            scratch,
+        );
+        (verdict, scored)
+    });
+    let oid = w.oid;
+    let policy::Scored { links, rejects } = scored;
     Outcome {
         oid,
         status: store::status::FETCHED,

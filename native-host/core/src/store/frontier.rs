@@ -3,7 +3,7 @@
 //! priority asc, rnd), never sorted at selection time.
 
 use super::features_to_blob;
-use super::{fnv64, now, status, Instance, NewUrl, Result, Store, Work, HIGH_RELEVANCE};
+use super::{fnv64, now, status, Instance, NewUrl, Result, Store, Work};
 use rusqlite::params;
 use std::collections::HashMap;
 
@@ -85,7 +85,7 @@ pub(super) fn enqueue(
             ])?;
         // The target is already fetched: the critic's verdict is known, train on it now.
         if let (1, true, Some(f)) = (fresh, known.fetched, &u.features) {
-            instances.push((f.clone(), known.relevance >= HIGH_RELEVANCE));
+            instances.push(super::instance(f.clone(), known.relevance));
         }
     }
     Ok(())

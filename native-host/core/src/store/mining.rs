@@ -1,7 +1,7 @@
 //! The crawl database's side for the mining programs: the graph the distiller reads and the
 //! scores it writes back, the apprentice's training instances and its frontier re-scoring.
 
-use super::{features_from_blob, now, Instance, Result, Store, HIGH_RELEVANCE};
+use super::{features_from_blob, now, Instance, Result, Store};
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
 
@@ -46,7 +46,7 @@ impl Store {
         let rows = st.query_map([], |r| {
             let b: Vec<u8> = r.get(0)?;
             let rel: f64 = r.get(1)?;
-            Ok((features_from_blob(&b), rel >= HIGH_RELEVANCE))
+            Ok(super::instance(features_from_blob(&b), rel))
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }

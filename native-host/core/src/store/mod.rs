@@ -138,6 +138,13 @@ pub type Instance = (Vec<u32>, bool);
 /// tasks 0.1 rather than 0.5 raised the apprentice's harvest at 3000 fetches on all six.
 pub const HIGH_RELEVANCE: f64 = 0.1;
 
+/// The critic (accelerated-focused-crawling-2002 §3.2): a link's training instance, labelled
+/// "high" when its target's relevance reaches [`HIGH_RELEVANCE`]. The one place the threshold
+/// is applied.
+pub fn instance(features: Vec<u32>, target_relevance: f64) -> Instance {
+    (features, target_relevance >= HIGH_RELEVANCE)
+}
+
 fn features_to_blob(f: &[u32]) -> Vec<u8> {
     f.iter().flat_map(|x| x.to_le_bytes()).collect()
 }

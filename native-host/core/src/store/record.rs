@@ -3,8 +3,7 @@
 
 use super::frontier::{enqueue, Caches, Known};
 use super::{
-    features_from_blob, now, status, Instance, NewUrl, Outcome, Recorded, Result, Store,
-    HIGH_RELEVANCE, MAX_TRIES,
+    features_from_blob, now, status, Instance, NewUrl, Outcome, Recorded, Result, Store, MAX_TRIES,
 };
 use rusqlite::{params, Transaction};
 
@@ -193,7 +192,7 @@ fn instances_into(tx: &Transaction, o: &Outcome, instances: &mut Vec<Instance>) 
         tx.prepare_cached("SELECT features FROM link WHERE oid_dst = ?1 AND features IS NOT NULL")?;
     let rows = st.query_map([o.oid], |r| r.get::<_, Vec<u8>>(0))?;
     for b in rows {
-        instances.push((features_from_blob(&b?), o.relevance >= HIGH_RELEVANCE));
+        instances.push(super::instance(features_from_blob(&b?), o.relevance));
     }
     Ok(())
 }
