@@ -296,7 +296,8 @@ function requireHost() {
  */
 async function startCrawl(options) {
   requireHost();
-  const saved = (await chrome.storage.local.get(CRAWL_OPTIONS_KEY))[CRAWL_OPTIONS_KEY] ?? {};
+  const saved = /** @type {Partial<CrawlOptions>} */ (
+    (await chrome.storage.local.get(CRAWL_OPTIONS_KEY))[CRAWL_OPTIONS_KEY] ?? {});
   /** @type {Partial<CrawlOptions>} */
   const remembered = { ...saved };
   for (const k of /** @type {const} */ (['pages', 'proxy', 'delay', 'apprentice', 'warc'])) {

@@ -204,7 +204,7 @@ for (const b of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySele
 }
 button('export-warc').addEventListener('click', () => act(button('export-warc'), async () => {
   const data = base64ToBytes(/** @type {string} */ (await send({ type: 'export', what: 'warc' })));
-  save(new Blob([data], { type: 'application/warc' }), 'forager-crawl.warc.gz');
+  save(new Blob([/** @type {Uint8Array<ArrayBuffer>} */ (data)], { type: 'application/warc' }), 'forager-crawl.warc.gz');
 }));
 
 /**

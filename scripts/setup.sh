@@ -30,6 +30,7 @@ WARCIO_VERSION=1.7.4
 python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('warcio') != '$WARCIO_VERSION')" 2>/dev/null \
   || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "warcio==$WARCIO_VERSION" >&2
 
-if [ ! -d tests/browser/node_modules/playwright-core ]; then
+if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/typescript ] \
+  || [ ! -d tests/browser/node_modules/@types/chrome ]; then
   (cd tests/browser && npm ci --no-audit --no-fund >&2)
 fi

@@ -18,5 +18,7 @@ cargo bench --workspace --no-run
 echo "== build wasm + host"
 scripts/build-wasm.sh
 cargo build --release -p forager
+echo "== tsc --noEmit over the extension's JSDoc-typed JS"
+(cd tests/browser && npx --no-install tsc -p ../../extension/tsconfig.json)
 echo "== browser tests"
 (cd tests/browser && npm test)

@@ -44,6 +44,8 @@ export const MAX_DELAY = 60;
  *   delete_topic: {fields: {topic: number}, result: {removed_examples: number, topics: TopicInfo[]}},
  *   set_good: {fields: {topic: number, good: boolean}, result: TopicsResult},
  *   add_example: {fields: {topic: number, url: string, text: string}, result: TopicsResult},
+ *   mark_not_relevant: {fields: {url: string, text?: string, undo?: boolean},
+ *     result: {topics: TopicInfo[], not_relevant: string[]}},
  *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
  *   export: {fields: {what: ExportWhat, format?: 'csv' | 'jsonl', offset: number},
  *     result: {total: number, offset: number, data: string}},

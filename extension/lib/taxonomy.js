@@ -162,8 +162,8 @@ export async function replayOfflineEdits(port) {
   /** @type {string[]} */
   const failures = [];
   let topics = (await port.request('topics')).topics;
-  for (const /** @type {LoggedEdit} */ logged of log) {
-    const { paths, type, ...fields } = logged;
+  for (const entry of log) {
+    const { paths, type, ...fields } = /** @type {LoggedEdit} */ (entry);
     try {
       for (const f of TOPIC_FIELDS) {
         if (!(f in paths)) continue;

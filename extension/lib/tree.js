@@ -67,7 +67,7 @@ export class TopicTree {
       this.visible = new Set();
       for (const t of topics) {
         if (!t.path.toLowerCase().includes(this.filter)) continue;
-        for (let a = t; a && !this.visible.has(a.id); a = byId.get(a.parent)) {
+        for (let /** @type {TopicInfo | undefined} */ a = t; a && !this.visible.has(a.id); a = byId.get(a.parent)) {
           this.visible.add(a.id);
           if (a.id === a.parent) break;
         }
