@@ -2,7 +2,7 @@
 //! on ten thousand servers; time to check out a batch of 64 in frontier order (served by the
 //! partial index, no sort), and to record a batch of fetched pages with 20 outlinks each.
 
-use forager::store::{status, NewUrl, Outcome, Store};
+use forager::store::{DocStatus, NewUrl, Outcome, Store};
 use std::time::Instant;
 
 fn main() {
@@ -51,7 +51,7 @@ fn main() {
             .iter()
             .map(|w| Outcome {
                 oid: w.oid,
-                status: status::FETCHED,
+                status: DocStatus::Fetched,
                 relevance: 0.5,
                 links: (0..20)
                     .map(|k| NewUrl {

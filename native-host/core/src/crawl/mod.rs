@@ -347,11 +347,11 @@ pub async fn run(
                     *progress.errors.entry((*r).to_owned()).or_default() += 1;
                 }
                 if let Some(e) = &o.error {
-                    if o.status != store::status::FETCHED {
+                    if o.status != store::DocStatus::Fetched {
                         *progress.errors.entry(e.clone()).or_default() += 1;
                     }
                 }
-                if o.status == store::status::FETCHED {
+                if o.status == store::DocStatus::Fetched {
                     history.push(o.relevance);
                     recent.push_back(o.relevance);
                     if recent.len() > 100 {

@@ -45,7 +45,7 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
 }
 
-fn failure(oid: i64, st: i64, kind: &str) -> Outcome {
+fn failure(oid: i64, st: store::DocStatus, kind: &str) -> Outcome {
     Outcome {
         oid,
         status: st,
@@ -108,28 +108,28 @@ async fn polite_wait(sh: &Shared, host: &str, extra: Duration) {
 
 async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Option<Cause>) {
     let Ok(url) = url::Url::parse(&w.url) else {
-        let o = failure(w.oid, store::status::EXCLUDED, "unsupported-url");
+        let o = failure(w.oid, store::DocStatus::Excluded, "unsupported-url");
         return (o, false, None);
     };
     let extra = match sh.robots.check(&sh.fetcher, &url).await {
         Verdict::Disallowed => {
             return (
-                failure(w.oid, store::status::EXCLUDED, "robots"),
+                failure(w.oid, store::DocStatus::Excluded, "robots"),
                 true,
                 None,
             )
         }
         Verdict::Unavailable => {
-            let mut o = failure(w.oid, store::status::FAILED, "robots-unavailable");
+            let mut o = failure(w.oid, store::DocStatus::Failed, "robots-unavailable");
             o.retry = true;
             return (o, false, Some(Cause::RobotsUnavailable));
         }
         Verdict::Unreachable(e @ FetchError::Private(_)) => {
-            let o = failure(w.oid, store::status::EXCLUDED, e.kind());
+            let o = failure(w.oid, store::DocStatus::Excluded, e.kind());
             return (o, false, None);
         }
         Verdict::Unreachable(e) => {
-            let mut o = failure(w.oid, store::status::FAILED, e.kind());
+            let mut o = failure(w.oid, store::DocStatus::Failed, e.kind());
             o.retry = true;
             let cause = cause_of(&e, sh.config.fetch.proxy.as_deref());
             return (o, false, Some(cause));
@@ -141,7 +141,7 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
         let mut ph = sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
         let n = ph.entry(host.to_owned()).or_default();
         if *n >= sh.config.max_pages_per_host {
-            let o = failure(w.oid, store::status::EXCLUDED, "trap-host-page-cap");
+            let o = failure(w.oid, store::DocStatus::Excluded, "trap-host-page-cap");
             return (o, false, None);
         }
         *n += 1;
@@ -160,13 +160,13 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
         }
         Err(e @ (FetchError::Private(_) | FetchError::Disallowed(_))) => {
             return (
-                failure(w.oid, store::status::EXCLUDED, e.kind()),
+                failure(w.oid, store::DocStatus::Excluded, e.kind()),
                 true,
                 None,
             );
         }
         Err(e) => {
-            let mut o = failure(w.oid, store::status::FAILED, e.kind());
+            let mut o = failure(w.oid, store::DocStatus::Failed, e.kind());
             o.retry = matches!(e, FetchError::Timeout | FetchError::HopUnavailable(_));
             let cause = cause_of(&e, sh.config.fetch.proxy.as_deref());
             return (o, false, Some(cause));
@@ -175,7 +175,7 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
     if resp.status != 200 {
         let mut o = failure(
             w.oid,
-            store::status::FAILED,
+            store::DocStatus::Failed,
             &format!("http-{}", resp.status),
         );
         o.http_status = Some(i64::from(resp.status));
@@ -190,7 +190,7 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
         return (o, true, None);
     }
     if !resp.is_html() {
-        let mut o = failure(w.oid, store::status::FAILED, "not-html");
+        let mut o = failure(w.oid, store::DocStatus::Failed, "not-html");
         o.http_status = Some(200);
         return (o, true, None);
     }
@@ -198,7 +198,7 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
     let job = tokio::task::spawn_blocking(move || analyse(&sh, resp, url, &w));
     let o = job
         .await
-        .unwrap_or_else(|_| failure(oid, store::status::FAILED, "parse-panic"));
+        .unwrap_or_else(|_| failure(oid, store::DocStatus::Failed, "parse-panic"));
     (o, true, None)
 }
 
@@ -263,7 +263,7 @@ fn analyse(sh: &Shared, resp: Fetched, url: url::Url, w: &Work) -> Outcome {
     let policy::Scored { links, rejects } = scored;
     Outcome {
         oid,
-        status: store::status::FETCHED,
+        status: store::DocStatus::Fetched,
         http_status: Some(200),
         relevance: verdict.relevance,
         log_relevance: verdict.log_relevance,

@@ -3,7 +3,7 @@
 //! priority asc, rnd), never sorted at selection time.
 
 use super::features_to_blob;
-use super::{fnv64, now, status, Instance, NewUrl, Result, Store, Work};
+use super::{fnv64, now, DocStatus, Instance, NewUrl, Result, Store, Work};
 use rusqlite::params;
 use std::collections::HashMap;
 
@@ -48,7 +48,7 @@ pub(super) fn enqueue(
             *k
         }
         None => {
-            let (oid, st, relevance): (i64, i64, f64) = tx
+            let (oid, st, relevance): (i64, DocStatus, f64) = tx
                 .prepare_cached(
                     "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
                      ON CONFLICT(url) DO UPDATE SET relevance = CASE WHEN status = 0
@@ -61,7 +61,7 @@ pub(super) fn enqueue(
                 )?;
             let k = Known {
                 oid,
-                fetched: st == status::FETCHED,
+                fetched: st == DocStatus::Fetched,
                 relevance,
             };
             caches.remember(&u.url, k);
@@ -194,7 +194,7 @@ impl Store {
         {
             let mut up = tx.prepare_cached("UPDATE doc SET status = ?1 WHERE oid = ?2")?;
             for w in &work {
-                up.execute(params![status::IN_FLIGHT, w.oid])?;
+                up.execute(params![DocStatus::InFlight, w.oid])?;
             }
         }
         tx.commit()?;
@@ -209,7 +209,7 @@ impl Store {
             let mut up =
                 tx.prepare_cached("UPDATE doc SET status = ?1 WHERE oid = ?2 AND status = ?3")?;
             for oid in oids {
-                up.execute(params![status::UNVISITED, oid, status::IN_FLIGHT])?;
+                up.execute(params![DocStatus::Unvisited, oid, DocStatus::InFlight])?;
             }
         }
         tx.commit()?;
@@ -221,7 +221,7 @@ impl Store {
     pub fn retry_failed(&mut self) -> Result<usize> {
         Ok(self.conn.execute(
             "UPDATE doc SET status = ?1, num_tries = 0, error = NULL WHERE status = ?2",
-            params![status::UNVISITED, status::FAILED],
+            params![DocStatus::Unvisited, DocStatus::Failed],
         )?)
     }
 

@@ -2,7 +2,7 @@
 //! a user's "not relevant" mark): fetched pages get their new R(d), and the frontier is
 //! re-scored as the best relevance × link weight over the fetched pages that link to it.
 
-use super::{decompress_text, status, Result, Store};
+use super::{decompress_text, DocStatus, Result, Store};
 use rusqlite::params;
 
 /// A fetched page's new verdict: (R(d), ln R(d), best leaf id).
@@ -34,7 +34,7 @@ impl Store {
         {
             let mut st = tx
                 .prepare("SELECT oid, url, text FROM doc WHERE status = ?1 AND text IS NOT NULL")?;
-            let mut rows = st.query([status::FETCHED])?;
+            let mut rows = st.query([DocStatus::Fetched])?;
             while let Some(r) = rows.next()? {
                 let oid: i64 = r.get(0)?;
                 let url: String = r.get(1)?;
@@ -59,7 +59,7 @@ impl Store {
                    WHERE l.oid_dst = doc.oid AND s.status = ?1), relevance)
                  WHERE status = ?2 AND relevance < ?3
                    AND oid IN (SELECT oid_dst FROM link)",
-                params![status::FETCHED, status::UNVISITED, BOOSTED],
+                params![DocStatus::Fetched, DocStatus::Unvisited, BOOSTED],
             )?
         } else {
             0
@@ -77,7 +77,7 @@ pub fn fetched_text_of(conn: &rusqlite::Connection, url: &str) -> Result<Option<
     let blob: Option<Vec<u8>> = conn
         .query_row(
             "SELECT text FROM doc WHERE url = ?1 AND status = ?2 AND text IS NOT NULL",
-            params![url, status::FETCHED],
+            params![url, DocStatus::Fetched],
             |r| r.get(0),
         )
         .optional()?;

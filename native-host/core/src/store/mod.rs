@@ -44,18 +44,57 @@ pub enum StoreError {
 /// Result type of this module.
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// `doc.status` values.
-pub mod status {
+/// `doc.status`: where a URL is in its life. Stored as the paper's small integers (0 to 4),
+/// so `forager sql` queries such as `status = 2` keep working.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DocStatus {
     /// In the frontier.
-    pub const UNVISITED: i64 = 0;
+    #[default]
+    Unvisited,
     /// Checked out to a fetch worker (reset to unvisited on resume).
-    pub const IN_FLIGHT: i64 = 1;
+    InFlight,
     /// Fetched and recorded.
-    pub const FETCHED: i64 = 2;
+    Fetched,
     /// Fetch failed (kind in `error`).
-    pub const FAILED: i64 = 3;
+    Failed,
     /// Excluded without fetching (robots.txt, trap limits, host page cap).
-    pub const EXCLUDED: i64 = 4;
+    Excluded,
+}
+
+impl DocStatus {
+    /// Every status, by its stored code.
+    const ALL: [DocStatus; 5] = [
+        DocStatus::Unvisited,
+        DocStatus::InFlight,
+        DocStatus::Fetched,
+        DocStatus::Failed,
+        DocStatus::Excluded,
+    ];
+
+    /// The stored code (the paper's schema).
+    pub fn code(self) -> i64 {
+        self as i64
+    }
+
+    /// The status stored as `code`, if it is one.
+    pub fn from_code(code: i64) -> Option<DocStatus> {
+        usize::try_from(code)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
+    }
+}
+
+impl rusqlite::ToSql for DocStatus {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.code().into())
+    }
+}
+
+impl rusqlite::types::FromSql for DocStatus {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let code = v.as_i64()?;
+        DocStatus::from_code(code).ok_or(rusqlite::types::FromSqlError::OutOfRange(code))
+    }
 }
 
 const SCHEMA_VERSION: i64 = 1;
@@ -190,7 +229,7 @@ pub struct Outcome {
     /// Row id.
     pub oid: i64,
     /// New status ([`status`]).
-    pub status: i64,
+    pub status: DocStatus,
     /// HTTP status, if a response came.
     pub http_status: Option<i64>,
     /// R(d) (fetched pages).
@@ -286,7 +325,7 @@ impl Store {
         }
         conn.execute(
             "UPDATE doc SET status = ?1 WHERE status = ?2",
-            params![status::UNVISITED, status::IN_FLIGHT],
+            params![DocStatus::Unvisited, DocStatus::InFlight],
         )?;
         let seq = conn.query_row("SELECT coalesce(max(fetch_seq), 0) FROM doc", [], |r| {
             r.get(0)
@@ -449,6 +488,18 @@ mod tests {
     }
 
     #[test]
+    fn statuses_keep_the_papers_codes_and_refuse_unknown_ones() {
+        let codes: Vec<i64> = DocStatus::ALL.iter().map(|s| s.code()).collect();
+        assert_eq!(codes, vec![0, 1, 2, 3, 4]);
+        assert_eq!(DocStatus::from_code(2), Some(DocStatus::Fetched));
+        assert_eq!(DocStatus::from_code(5), None);
+        let conn = Connection::open_in_memory().unwrap();
+        let read = |v: i64| conn.query_row("SELECT ?1", [v], |r| r.get::<_, DocStatus>(0));
+        assert_eq!(read(4).unwrap(), DocStatus::Excluded);
+        assert!(read(7).is_err());
+    }
+
+    #[test]
     fn text_is_stored_compressed_and_retries_are_capped() {
         let path = temp_db("retry");
         let mut st = Store::open(&path).unwrap();
@@ -458,7 +509,7 @@ mod tests {
         assert_eq!(work.len(), 2);
         let page = Outcome {
             oid: work[0].oid,
-            status: status::FETCHED,
+            status: DocStatus::Fetched,
             relevance: 0.75,
             text: Some("hello hello hello world".repeat(20)),
             links: vec![NewUrl {
@@ -470,7 +521,7 @@ mod tests {
         };
         let flaky = |oid| Outcome {
             oid,
-            status: status::FAILED,
+            status: DocStatus::Failed,
             error: Some("timeout".into()),
             retry: true,
             ..Outcome::default()
@@ -519,7 +570,7 @@ mod tests {
         let rec = st
             .record(&[Outcome {
                 oid: next,
-                status: status::FETCHED,
+                status: DocStatus::Fetched,
                 relevance: 0.9,
                 ..Outcome::default()
             }])

@@ -3,7 +3,8 @@
 
 use super::frontier::{enqueue, Caches, Known};
 use super::{
-    features_from_blob, now, status, Instance, NewUrl, Outcome, Recorded, Result, Store, MAX_TRIES,
+    features_from_blob, now, DocStatus, Instance, NewUrl, Outcome, Recorded, Result, Store,
+    MAX_TRIES,
 };
 use rusqlite::{params, Transaction};
 
@@ -42,7 +43,7 @@ fn record_revisit(
     o: &Outcome,
     instances: &mut Vec<Instance>,
 ) -> Result<bool> {
-    if o.status != status::FETCHED {
+    if o.status != DocStatus::Fetched {
         tx.prepare_cached("UPDATE doc SET revisits = revisits + 1 WHERE oid = ?1")?
             .execute([o.oid])?;
         return Ok(false);
@@ -101,11 +102,11 @@ fn record_attempt(
     // A retryable failure goes back to the frontier (behind untried URLs, since the
     // frontier orders by num_tries) until MAX_TRIES attempts have been made.
     let new_status = if o.retry && tries + 1 < MAX_TRIES {
-        status::UNVISITED
+        DocStatus::Unvisited
     } else {
         o.status
     };
-    let this_seq = (o.status == status::FETCHED).then(|| {
+    let this_seq = (o.status == DocStatus::Fetched).then(|| {
         *seq += 1;
         rec.fetched.push((*seq, url.clone()));
         *seq
@@ -135,7 +136,7 @@ fn record_attempt(
         (!o.redirects.is_empty()).then(|| o.redirects.join(" ")),
     ])?;
     mark_redirect_target(tx, caches, o, &mut rec.instances)?;
-    if o.status == status::FETCHED {
+    if o.status == DocStatus::Fetched {
         if tries == 0 {
             instances_into(tx, o, &mut rec.instances)?;
         }
@@ -182,7 +183,7 @@ fn mark_redirect_target(
     tx.prepare_cached(
         "UPDATE doc SET status = ?2, error = 'redirect-target' WHERE url = ?1 AND status = 0",
     )?
-    .execute(params![alias.url, status::EXCLUDED])?;
+    .execute(params![alias.url, DocStatus::Excluded])?;
     Ok(())
 }
 
