@@ -1,8 +1,7 @@
 //! Take-away results of a crawl: its hubs, authorities or fetched pages as CSV or JSON Lines,
 //! one row per page with its URL, title, relevance, best leaf and fetch time.
 
-use crate::store::StoreError;
-use rusqlite::Connection;
+use crate::store::{Ranking, Reader, StoreError};
 use serde::Serialize;
 
 /// Which list to export.
@@ -98,36 +97,38 @@ pub struct Row {
 
 /// The rows of `what`, best first for hubs and authorities (zero scores left out), in fetch
 /// order for pages.
-pub fn rows(conn: &Connection, what: What) -> Result<Vec<Row>, StoreError> {
-    let cols = "d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at";
-    let sql = match what {
-        What::Hubs | What::Authorities => format!(
-            "SELECT {cols}, s.score FROM {} s JOIN doc d ON d.oid = s.oid
-             LEFT JOIN taxonomy t ON t.kcid = d.cid WHERE s.score > 0 ORDER BY s.score DESC",
-            if what == What::Hubs { "hub" } else { "auth" }
-        ),
-        What::Pages => format!(
-            "SELECT {cols}, NULL FROM doc d LEFT JOIN taxonomy t ON t.kcid = d.cid
-             WHERE d.status = 2 ORDER BY d.fetch_seq"
-        ),
+pub fn rows(db: &Reader, what: What) -> Result<Vec<Row>, StoreError> {
+    let ranked = |ranking| -> Result<Vec<Row>, StoreError> {
+        Ok((db.ranked(ranking, None)?.into_iter())
+            .map(|p| Row {
+                url: p.url,
+                title: p.title,
+                relevance: p.relevance,
+                best_leaf: p.best_leaf,
+                fetched_at: p.fetched_at,
+                score: Some(p.score),
+            })
+            .collect())
     };
-    let mut st = conn.prepare(&sql)?;
-    let rows = st.query_map([], |r| {
-        Ok(Row {
-            url: r.get(0)?,
-            title: r.get(1)?,
-            relevance: r.get(2)?,
-            best_leaf: r.get(3)?,
-            fetched_at: r.get(4)?,
-            score: r.get(5)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    match what {
+        What::Hubs => ranked(Ranking::Hubs),
+        What::Authorities => ranked(Ranking::Authorities),
+        What::Pages => Ok((db.fetched_pages()?.into_iter())
+            .map(|p| Row {
+                url: p.url,
+                title: p.title,
+                relevance: p.relevance,
+                best_leaf: p.best_leaf,
+                fetched_at: p.fetched_at,
+                score: None,
+            })
+            .collect()),
+    }
 }
 
 /// `rows` written in `format`.
-pub fn export(conn: &Connection, what: What, format: Format) -> Result<String, ExportError> {
-    let rows = rows(conn, what)?;
+pub fn export(db: &Reader, what: What, format: Format) -> Result<String, ExportError> {
+    let rows = rows(db, what)?;
     match format {
         Format::Jsonl => Ok(rows
             .iter()
@@ -160,6 +161,7 @@ pub fn export(conn: &Connection, what: What, format: Format) -> Result<String, E
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     fn db() -> Connection {
         let c = Connection::open_in_memory().unwrap();
@@ -181,7 +183,7 @@ mod tests {
 
     #[test]
     fn csv_quotes_titles_and_a_reader_gets_the_rows_back() {
-        let text = export(&db(), What::Hubs, Format::Csv).unwrap();
+        let text = export(&Reader::over(&db()), What::Hubs, Format::Csv).unwrap();
         let mut r = csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
         assert_eq!(
@@ -205,7 +207,7 @@ mod tests {
 
     #[test]
     fn jsonl_lists_fetched_pages_in_fetch_order() {
-        let text = export(&db(), What::Pages, Format::Jsonl).unwrap();
+        let text = export(&Reader::over(&db()), What::Pages, Format::Jsonl).unwrap();
         let lines: Vec<serde_json::Value> = (text.lines())
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
@@ -214,7 +216,7 @@ mod tests {
         assert_eq!(lines[1]["best_leaf"], "/Science/Astronomy");
         assert_eq!(lines[1]["fetched_at"], 100.5);
         assert!(lines[0]["score"].is_null());
-        let empty = export(&db(), What::Authorities, Format::Csv).unwrap();
+        let empty = export(&Reader::over(&db()), What::Authorities, Format::Csv).unwrap();
         assert_eq!(
             empty.trim(),
             "url,title,relevance,best_leaf,fetched_at,score"

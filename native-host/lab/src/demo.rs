@@ -214,17 +214,8 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
          <th>relevant out-links</th></tr>",
     );
     for (oid, score) in scores.hubs.iter().take(10) {
-        let url: String =
-            store
-                .conn()
-                .query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0))?;
-        let targets: Vec<String> = store
-            .conn()
-            .prepare(
-                "SELECT d.url FROM link l JOIN doc d ON d.oid = l.oid_dst WHERE l.oid_src = ?1",
-            )?
-            .query_map([oid], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+        let url = store.read().url_of(*oid)?.unwrap_or_default();
+        let targets = store.read().out_links(*oid)?;
         let good = targets
             .iter()
             .filter(|u| web.is_relevant(u, &task.good))

@@ -294,11 +294,9 @@ async fn crawl_fresh(
         on_progress,
     )
     .await?;
-    let conn = Store::open_read_only(db)?;
-    let mut st = conn
-        .prepare("SELECT url, relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
-    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(forager_core::store::ReadOnly::open(db)?
+        .read()
+        .fetch_log()?)
 }
 
 /// The measures of a crawl's fetch order at the checkpoints of a `pages` crawl.
@@ -391,10 +389,7 @@ pub async fn run(
             let scores = forager_core::distiller::distill(&edges, &rel, &Default::default());
             store.save_distillation(&scores)?;
             for (oid, _) in scores.hubs.iter().take(100) {
-                let d: i64 =
-                    store
-                        .conn()
-                        .query_row("SELECT depth FROM doc WHERE oid = ?1", [oid], |r| r.get(0))?;
+                let d = store.read().depth_of(*oid)?.unwrap_or_default();
                 *hub_distance.entry(d).or_default() += 1;
             }
         }

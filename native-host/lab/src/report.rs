@@ -1,5 +1,6 @@
 //! Reports for people: self-contained HTML with SVG charts drawn by plotters.
 
+use forager_core::store::{Ranking, Reader, StoreError};
 use plotters::prelude::*;
 
 /// Stylesheet shared by Forager's HTML reports.
@@ -138,136 +139,61 @@ pub struct Report {
     pub relevance: Vec<f64>,
 }
 
-/// Builds the report of a crawl database from a read-only connection; hub and authority
-/// scores come from the last distillation, or are computed now when there is none.
-pub fn build(
-    conn: &rusqlite::Connection,
-    top: usize,
-) -> Result<Report, forager_core::store::StoreError> {
-    let count =
-        |sql: &str| -> Result<i64, rusqlite::Error> { conn.query_row(sql, [], |r| r.get(0)) };
-    let pairs_i = |sql: &str| -> Result<Vec<(i64, i64)>, rusqlite::Error> {
-        let mut st = conn.prepare(sql)?;
-        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        rows.collect()
-    };
-    let pairs_s = |sql: &str| -> Result<Vec<(String, i64)>, rusqlite::Error> {
-        let mut st = conn.prepare(sql)?;
-        let rows = st.query_map([], |r| {
-            Ok((
-                r.get::<_, Option<String>>(0)?.unwrap_or_default(),
-                r.get(1)?,
-            ))
-        })?;
-        rows.collect()
-    };
-    let scored = |table: &str| -> Result<Vec<Scored>, rusqlite::Error> {
-        let mut st = conn.prepare(&format!(
-            "SELECT d.url, t.score FROM {table} t JOIN doc d ON d.oid = t.oid ORDER BY t.score DESC LIMIT ?1"
-        ))?;
-        let rows = st.query_map([top as i64], |r| {
-            Ok(Scored {
-                url: r.get(0)?,
-                score: r.get(1)?,
+/// Builds the report of a crawl database; hub and authority scores come from the last
+/// distillation, or are computed now when there is none.
+pub fn build(db: &Reader, top: usize) -> Result<Report, StoreError> {
+    let scored = |ranking| -> Result<Vec<Scored>, StoreError> {
+        Ok((db.ranked(ranking, Some(top))?.into_iter())
+            .map(|p| Scored {
+                url: p.url,
+                score: p.score,
             })
-        })?;
-        rows.collect()
+            .collect())
     };
-    let (mut hubs, mut authorities) = (scored("hub")?, scored("auth")?);
+    let (mut hubs, mut authorities) = (scored(Ranking::Hubs)?, scored(Ranking::Authorities)?);
     if hubs.is_empty() {
-        let (edges, rel) = forager_core::store::graph_of(conn)?;
+        let (edges, rel) = db.graph()?;
         let s = forager_core::distiller::distill(&edges, &rel, &Default::default());
-        let url =
-            |oid: i64| conn.query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0));
-        let mk = |v: &[(i64, f64)]| -> Result<Vec<Scored>, rusqlite::Error> {
-            v.iter()
-                .take(top)
+        let mk = |v: &[(i64, f64)]| -> Result<Vec<Scored>, StoreError> {
+            (v.iter().take(top))
                 .map(|&(o, score)| {
-                    Ok(Scored {
-                        url: url(o)?,
-                        score,
-                    })
+                    let url = db.url_of(o)?.unwrap_or_default();
+                    Ok(Scored { url, score })
                 })
                 .collect()
         };
         hubs = mk(&s.hubs)?;
         authorities = mk(&s.authorities)?;
     }
-    let sites = {
-        let mut st = conn.prepare(
-            "SELECT s.host, count(*), sum(d.relevance >= 0.5) FROM doc d JOIN server s USING (sid)
-             WHERE d.status = 2 GROUP BY d.sid HAVING count(*) >= 3
-             ORDER BY 1.0 * sum(d.relevance >= 0.5) / count(*) DESC, count(*) DESC LIMIT ?1",
-        )?;
-        let rows = st.query_map([top as i64], |r| {
-            let (f, rel): (i64, i64) = (r.get(1)?, r.get(2)?);
-            Ok(SiteRating {
-                host: r.get(0)?,
-                fetched: f,
-                relevant: rel,
-                density: rel as f64 / f.max(1) as f64,
-            })
-        })?;
-        rows.collect::<Result<Vec<_>, _>>()?
-    };
-    let relevance: Vec<f64> = {
-        let mut st = conn
-            .prepare("SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
-        let rows = st.query_map([], |r| r.get(0))?;
-        rows.collect::<Result<_, _>>()?
-    };
+    let sites = (db.site_ratings(top)?.into_iter())
+        .map(|r| SiteRating {
+            density: r.relevant as f64 / r.fetched.max(1) as f64,
+            host: r.host,
+            fetched: r.fetched,
+            relevant: r.relevant,
+        })
+        .collect();
+    let relevance = db.relevance_in_fetch_order()?;
     let acquisition = moving_average(&relevance, 100)
         .into_iter()
         .enumerate()
         .filter(|(i, _)| (i + 1) % 50 == 0 || i + 1 == relevance.len())
         .map(|(i, m)| ((i + 1) as i64, m))
         .collect();
-    let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
+    let counts = db.counts()?;
     Ok(Report {
-        fetched: count("SELECT count(*) FROM doc WHERE status = 2")?,
-        frontier,
+        fetched: counts.fetched,
+        frontier: counts.frontier,
         hubs,
         authorities,
         sites,
-        census: pairs_s(
-            "SELECT coalesce(t.path, '(unclassified)'), count(*) FROM doc d LEFT JOIN taxonomy t ON t.kcid = d.cid
-             WHERE d.status = 2 GROUP BY d.cid ORDER BY 2 DESC",
-        )?,
-        num_tries: pairs_i("SELECT num_tries, count(*) FROM doc GROUP BY num_tries ORDER BY 1")?,
+        census: db.census()?,
+        num_tries: db.num_tries()?,
         acquisition,
-        errors: pairs_s(
-            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
-        )?,
-        alarms: alarms_of(conn, &relevance, frontier)?,
+        errors: db.errors()?,
+        alarms: db.alarms(&relevance, counts.frontier),
         relevance,
     })
-}
-
-/// R(d) of the fetched pages in fetch order.
-pub fn relevance_in_fetch_order(conn: &rusqlite::Connection) -> Result<Vec<f64>, rusqlite::Error> {
-    let mut st =
-        conn.prepare("SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
-    let rows = st.query_map([], |r| r.get(0))?;
-    rows.collect()
-}
-
-/// The monitor's alarms for a crawl database (its mode decides which threat is watched).
-pub fn alarms_of(
-    conn: &rusqlite::Connection,
-    relevance: &[f64],
-    frontier: i64,
-) -> Result<Vec<forager_core::monitor::Alarm>, rusqlite::Error> {
-    let hard = conn
-        .query_row("SELECT value FROM meta WHERE key = 'mode'", [], |r| {
-            r.get::<_, String>(0)
-        })
-        .is_ok_and(|m| m == "Hard");
-    Ok(forager_core::monitor::alarms(
-        relevance,
-        frontier,
-        hard,
-        &Default::default(),
-    ))
 }
 
 /// Trailing moving average over `window` values.

@@ -28,11 +28,7 @@ pub(crate) fn cmd_distill(db: &Path, top: usize, json: bool) -> Result<()> {
     let scores = forager::distiller::distill(&edges, &rel, &Default::default());
     let ms = t.elapsed().as_secs_f64() * 1e3;
     store.save_distillation(&scores)?;
-    let url_of = |oid: i64| -> Result<String> {
-        Ok(store
-            .conn()
-            .query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0))?)
-    };
+    let url_of = |oid: i64| -> Result<String> { Ok(store.read().url_of(oid)?.unwrap_or_default()) };
     let list = |v: &[(i64, f64)]| -> Result<Vec<serde_json::Value>> {
         v.iter()
             .take(top)

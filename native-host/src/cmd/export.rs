@@ -28,8 +28,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
         format,
         out,
     } = args;
-    let conn = forager::store::Store::open_read_only(&db)?;
-    let text = forager::export::export(&conn, what, format)?;
+    let db = forager::store::ReadOnly::open(&db)?;
+    let text = forager::export::export(&db.read(), what, format)?;
     match out {
         Some(path) => {
             forager::model_file::write_atomic(&path, text.as_bytes())

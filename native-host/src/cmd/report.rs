@@ -27,8 +27,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         json,
         html,
     } = args;
-    let conn = forager::store::Store::open_read_only(&db)?;
-    let r = forager::report::build(&conn, top)?;
+    let r = forager::report::build(&forager::store::ReadOnly::open(&db)?.read(), top)?;
     if json {
         println!("{}", serde_json::to_string(&r)?);
     } else {

@@ -19,31 +19,22 @@ pub(crate) fn run(a: Args) -> Result<()> {
 }
 
 pub(crate) fn cmd_status(db: &Path, json: bool) -> Result<()> {
-    let conn = forager::store::Store::open_read_only(db)?;
-    let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
-    let fetched = count("SELECT count(*) FROM doc WHERE status = 2")?;
-    let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
-    let failed = count("SELECT count(*) FROM doc WHERE status IN (3, 4)")?;
-    let relevant = count("SELECT count(*) FROM doc WHERE status = 2 AND relevance >= 0.5")?;
-    let mean_recent: f64 = conn.query_row(
-        "SELECT coalesce(avg(relevance), 0) FROM (SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq DESC LIMIT 100)",
-        [],
-        |r| r.get(0),
-    )?;
+    let ro = forager::store::ReadOnly::open(db)?;
+    let db = ro.read();
+    let forager::store::Counts {
+        fetched,
+        frontier,
+        given_up: failed,
+        relevant,
+    } = db.counts()?;
+    let relevance = db.relevance_in_fetch_order()?;
+    let recent = &relevance[relevance.len().saturating_sub(100)..];
+    let mean_recent = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
     let mut errors = serde_json::Map::new();
-    {
-        let mut st = conn.prepare(
-            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
-        )?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let k: Option<String> = r.get(0)?;
-            let n: i64 = r.get(1)?;
-            errors.insert(k.unwrap_or_default(), n.into());
-        }
+    for (k, n) in db.errors()? {
+        errors.insert(k, n.into());
     }
-    let relevance = forager::report::relevance_in_fetch_order(&conn)?;
-    let alarms = forager::report::alarms_of(&conn, &relevance, frontier)?;
+    let alarms = db.alarms(&relevance, frontier);
     let v = serde_json::json!({
         "alarms": alarms,
         "fetched": fetched, "frontier": frontier, "failed_or_excluded": failed,

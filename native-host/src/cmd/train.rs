@@ -112,14 +112,16 @@ pub(crate) fn run(args: Args) -> Result<()> {
         let mut t = model.self_trainer(opts.self_train_min_p)?;
         let mut pages = 0usize;
         for db in &self_train_from {
-            let conn = forager::store::Store::open_read_only(db)
+            let db_ro = forager::store::ReadOnly::open(db)
                 .with_context(|| format!("opening {}", db.display()))?;
-            forager::store::each_fetched_text(&conn, |url, text| -> Result<()> {
-                pages += 1;
-                t.offer(url, text)?;
-                Ok(())
-            })
-            .with_context(|| format!("self-training on {}", db.display()))?;
+            db_ro
+                .read()
+                .each_fetched_text(|url, text| -> Result<()> {
+                    pages += 1;
+                    t.offer(url, text)?;
+                    Ok(())
+                })
+                .with_context(|| format!("self-training on {}", db.display()))?;
         }
         eprintln!(
             "self-training: {} of {pages} fetched pages became examples",

@@ -8,17 +8,17 @@ pub(super) fn db_progress(paths: &HostPaths) -> Option<Progress> {
     if !paths.db().exists() {
         return None;
     }
-    let conn = read_only(paths).ok()?;
-    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).ok();
-    let relevance = crate::report::relevance_in_fetch_order(&conn).ok()?;
-    let frontier = count("SELECT count(*) FROM doc WHERE status = 0")?;
+    let ro = read_only(paths).ok()?;
+    let db = ro.read();
+    let counts = db.counts().ok()?;
+    let relevance = db.relevance_in_fetch_order().ok()?;
     let recent = &relevance[relevance.len().saturating_sub(100)..];
     Some(Progress {
-        fetched: count("SELECT count(*) FROM doc WHERE status = 2")? as u64,
-        frontier,
+        fetched: counts.fetched as u64,
+        frontier: counts.frontier,
         recent_relevance: recent.iter().sum::<f64>() / recent.len().max(1) as f64,
-        alarms: crate::report::alarms_of(&conn, &relevance, frontier).ok()?,
-        given_up: count("SELECT count(*) FROM doc WHERE status IN (3, 4)")? as u64,
+        alarms: db.alarms(&relevance, counts.frontier),
+        given_up: counts.given_up as u64,
         ..Progress::default()
     })
 }
@@ -31,12 +31,18 @@ pub(super) fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
-pub(super) fn read_only(
-    paths: &HostPaths,
-) -> Result<rusqlite::Connection, crate::store::StoreError> {
-    Store::open_read_only(&paths.db())
+/// The host's crawl database, read-only.
+pub(super) fn read_only(paths: &HostPaths) -> Result<ReadOnly, crate::store::StoreError> {
+    ReadOnly::open(&paths.db())
 }
 
+/// A fetched page as the browser gets it (the title clipped).
+fn page_json(p: PageRow) -> Value {
+    let title = p.title.map(|t| clip(&t, MAX_TITLE_CHARS));
+    json!({"seq": p.seq, "url": p.url, "relevance": p.relevance, "title": title})
+}
+
+/// The last `limit` fetched pages, oldest first, as many as fit one reply.
 pub(super) fn recent_pages(
     paths: &HostPaths,
     limit: i64,
@@ -44,25 +50,11 @@ pub(super) fn recent_pages(
     if !paths.db().exists() {
         return Ok(Vec::new());
     }
-    let conn = read_only(paths)?;
-    let mut st = conn.prepare(
-        "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq IS NOT NULL
-         ORDER BY fetch_seq DESC LIMIT ?1",
-    )?;
-    let rows = st.query_map([limit], |r| {
-        let title = r
-            .get::<_, Option<String>>(3)?
-            .map(|t| clip(&t, MAX_TITLE_CHARS));
-        Ok(
-            json!({"seq": r.get::<_, i64>(0)?, "url": r.get::<_, String>(1)?,
-            "relevance": r.get::<_, f64>(2)?, "title": title}),
-        )
-    })?;
+    let rows = read_only(paths)?.read().latest_pages(limit)?;
     // Newest first until the reply's budget is spent: it must fit in one frame.
     let mut v = Vec::new();
     let mut size = 0;
-    for row in rows {
-        let row = row?;
+    for row in rows.into_iter().map(page_json) {
         size += row.to_string().len();
         if size > EVENT_BYTES * 3 {
             break;
@@ -73,26 +65,18 @@ pub(super) fn recent_pages(
     Ok(v)
 }
 
+/// The last distillation's top hubs and authorities (zero scores left out), with titles.
 pub(super) fn hubs(paths: &HostPaths, top: usize) -> Result<Value, crate::store::StoreError> {
     if !paths.db().exists() {
         return Ok(json!({"hubs": [], "authorities": []}));
     }
-    let conn = read_only(paths)?;
-    let list = |table: &str| -> Result<Vec<Value>, crate::store::StoreError> {
-        // Zero scores rank nothing: they are left out.
-        let mut st = conn.prepare(&format!(
-            "SELECT d.url, t.score, coalesce(d.title, '') FROM {table} t JOIN doc d ON d.oid = t.oid
-             WHERE t.score > 0 ORDER BY t.score DESC LIMIT ?1"
-        ))?;
-        let rows = st.query_map([top as i64], |r| {
-            Ok(
-                json!({"url": r.get::<_, String>(0)?, "score": r.get::<_, f64>(1)?,
-                "title": r.get::<_, String>(2)?}),
-            )
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+    let ro = read_only(paths)?;
+    let list = |ranking| -> Result<Vec<Value>, crate::store::StoreError> {
+        Ok((ro.read().ranked(ranking, Some(top))?.into_iter())
+            .map(|p| json!({"url": p.url, "score": p.score, "title": p.title}))
+            .collect())
     };
-    Ok(json!({"hubs": list("hub")?, "authorities": list("auth")?}))
+    Ok(json!({"hubs": list(Ranking::Hubs)?, "authorities": list(Ranking::Authorities)?}))
 }
 
 /// How far the event stream has got: the last page sent, the last distillation sent.
@@ -105,14 +89,8 @@ pub(super) struct Cursor {
 impl Cursor {
     /// Starts after the pages already in the database (a resumed crawl).
     pub(super) fn start(paths: &HostPaths) -> Self {
-        let seq = read_only(paths)
-            .ok()
-            .and_then(|c| {
-                c.query_row("SELECT coalesce(max(fetch_seq), 0) FROM doc", [], |r| {
-                    r.get(0)
-                })
-                .ok()
-            })
+        let seq = (read_only(paths).ok())
+            .and_then(|db| db.read().last_fetch_seq().ok())
             .unwrap_or(0);
         Cursor {
             seq,
@@ -127,28 +105,19 @@ pub(super) fn flush_events(
     out: &mpsc::Sender<Value>,
     cursor: &mut Cursor,
 ) -> Result<(), crate::store::StoreError> {
-    let conn = read_only(paths)?;
-    let mut st = conn.prepare(
-        "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
-         ORDER BY fetch_seq LIMIT 2000",
-    )?;
-    let rows = st.query_map([cursor.seq], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, f64>(2)?,
-            r.get::<_, Option<String>>(3)?,
-        ))
-    })?;
+    let ro = read_only(paths)?;
+    let db = ro.read();
     // Events are cut to stay well under the browser's 1 MB frame limit, whatever the titles.
     let mut pages = Vec::new();
     let mut size = 0;
-    for row in rows {
-        let (seq, url, relevance, title) = row?;
-        let title = title.map(|t| clip(&t, MAX_TITLE_CHARS));
-        size += url.len() + title.as_ref().map_or(0, String::len) + 64;
-        pages.push(json!({"seq": seq, "url": url, "relevance": relevance, "title": title}));
-        cursor.seq = seq;
+    for p in db.pages_since(cursor.seq, 2000)? {
+        cursor.seq = p.seq;
+        size += p.url.len()
+            + p.title
+                .as_ref()
+                .map_or(0, |t| t.len().min(MAX_TITLE_CHARS * 4))
+            + 64;
+        pages.push(page_json(p));
         if size > EVENT_BYTES {
             let _ =
                 out.blocking_send(json!({"type": "pages", "pages": std::mem::take(&mut pages)}));
@@ -158,13 +127,7 @@ pub(super) fn flush_events(
     if !pages.is_empty() {
         let _ = out.blocking_send(json!({"type": "pages", "pages": pages}));
     }
-    let at: Option<f64> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'distilled_at'",
-            [],
-            |r| r.get(0),
-        )
-        .ok();
+    let at = db.distilled_at();
     if at.is_some() && at != cursor.distilled_at {
         cursor.distilled_at = at;
         if let Ok(h) = hubs(paths, 20) {

@@ -7,7 +7,7 @@
 
 use crate::crawl::{self, ApprenticeConfig, CrawlConfig, Mode, Progress};
 use crate::framing::{self, Frame, FrameError};
-use crate::store::{NewUrl, Store};
+use crate::store::{NewUrl, PageRow, Ranking, ReadOnly, Store};
 use base64::Engine;
 use forager_classifier::Model;
 use serde_json::{json, Value};

@@ -282,10 +282,10 @@ impl Session {
                 // Reading and classifying every fetched page is blocking work.
                 let (added, pages) =
                     off_the_runtime(|| -> Result<_, Box<dyn std::error::Error>> {
-                        let conn = read_only(paths)?;
+                        let db = read_only(paths)?;
                         let mut t = model.self_trainer(min_p)?;
                         let mut pages = 0usize;
-                        crate::store::each_fetched_text(&conn, |url, text| {
+                        db.read().each_fetched_text(|url, text| {
                             pages += 1;
                             t.offer(url, text)
                                 .map(|_| ())
@@ -325,7 +325,7 @@ impl Session {
                 Some(t) => t,
                 None => read_only(&self.paths)
                     .ok()
-                    .and_then(|c| crate::store::fetched_text_of(&c, url).ok().flatten())
+                    .and_then(|db| db.read().fetched_text(url).ok().flatten())
                     .ok_or_else(|| format!("{url} was not fetched by the crawl: send its text"))?,
             };
             self.model
@@ -374,19 +374,19 @@ pub(super) fn export_text(
     if !paths.db().exists() {
         return Err("there is no crawl yet: start one first".into());
     }
-    let conn = read_only(paths).map_err(|e| e.to_string())?;
+    let db = read_only(paths).map_err(|e| e.to_string())?;
     let list = match what {
         W::Hubs => What::Hubs,
         W::Authorities => What::Authorities,
         W::Pages => What::Pages,
         W::Warc => return Err("the WARC archive is sent as bytes".into()),
         W::Report => {
-            let r = crate::report::build(&conn, 20).map_err(|e| e.to_string())?;
+            let r = crate::report::build(&db.read(), 20).map_err(|e| e.to_string())?;
             return Ok(crate::report::html(&r, "Forager crawl report"));
         }
     };
     let format = format.ok_or("give a format: csv or jsonl")?;
-    crate::export::export(&conn, list, format).map_err(|e| e.to_string())
+    crate::export::export(&db.read(), list, format).map_err(|e| e.to_string())
 }
 
 /// The saved model, or the starter one with the reason when there is none or it could not be

@@ -8,12 +8,14 @@ mod aside;
 mod frontier;
 mod judge;
 mod mining;
+mod read;
 mod record;
 
 use frontier::Caches;
 
 pub use judge::fetched_text_of;
 pub use mining::{each_fetched_text, graph_of};
+pub use read::{Counts, FetchedRow, PageRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 use thiserror::Error;
@@ -379,8 +381,9 @@ impl Store {
         Ok(conn)
     }
 
-    /// The connection, for queries the store does not wrap.
-    pub fn conn(&self) -> &Connection {
+    /// The connection, for the store's own tests.
+    #[cfg(test)]
+    fn conn(&self) -> &Connection {
         &self.conn
     }
 
