@@ -252,6 +252,7 @@ fn bench_is_deterministic_and_complete() {
                 "astronomy",
                 "--strategies",
                 "bfs,shark,soft+apprentice",
+                "--deterministic",
             ])
             .args(["--pages", "200", "--retrain-every", "50"])
             .args(["--apprentice-warmup", "50", "--web"])
@@ -332,6 +333,10 @@ fn references_see_the_pages_a_real_crawl_fetches() {
     assert!(real.len() > 1000, "{} pages", real.len());
     assert_eq!(real, simulated);
     assert_eq!(simulated, set("sim-soft-clairvoyant.fetched.txt"));
+    // By default the bench crawls as users run `forager crawl`: concurrently.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["concurrency"], 16);
 }
 
 /// The monitor's alarms fire when a crawl is driven into stagnation or diffusion on purpose,
@@ -455,7 +460,13 @@ fn offline_apprentice_follows_the_paper_protocol() {
     run(forager().args(["gen-web", "--planted", "--out"]).arg(&web));
     let out = dir.join("bench");
     run(forager()
-        .args(["bench", "--task", "astronomy", "--no-robustness"])
+        .args([
+            "bench",
+            "--task",
+            "astronomy",
+            "--no-robustness",
+            "--deterministic",
+        ])
         .args([
             "--strategies",
             "soft,soft+apprentice-offline",

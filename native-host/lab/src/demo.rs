@@ -100,6 +100,7 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         // A short crawl: the apprentice guides after the first fifth of it.
         warmup: opts.pages / 5,
         references: false,
+        concurrency: 1,
     };
     model.set_good_paths(&task.good)?;
     let bars = indicatif::MultiProgress::new();

@@ -108,6 +108,9 @@ pub struct BenchConfig {
     pub warmup: u64,
     /// Also simulate the reference crawls on the web's link graph ([`crate::reference`]).
     pub references: bool,
+    /// Fetches in flight per crawl: as users run `forager crawl` by default (16), or 1 for the
+    /// reproducible order that debugging and before/after comparisons need.
+    pub concurrency: usize,
 }
 
 /// Measures after the first `n` fetches.
@@ -192,8 +195,8 @@ fn host(url: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Runs one deterministic crawl of `strategy` from `seeds` into `db`; returns (url, R) in
-/// fetch order and the seconds it took.
+/// Runs one crawl of `strategy` from `seeds` into `db` with the bench's concurrency; returns
+/// (url, R) in fetch order and the seconds it took.
 async fn crawl_once(
     s: Strategy,
     model: &mut Model,
@@ -201,7 +204,7 @@ async fn crawl_once(
     db: &Path,
     cfg: &BenchConfig,
 ) -> anyhow::Result<(Vec<(String, f64)>, f64)> {
-    crawl_strategy(s, model, seeds, db, cfg, 1, |_| {}).await
+    crawl_strategy(s, model, seeds, db, cfg, cfg.concurrency, |_| {}).await
 }
 
 /// Runs one crawl of `strategy` from `seeds` into a fresh `db` with `concurrency` fetches at a
@@ -459,7 +462,8 @@ pub async fn run(
     std::fs::write(
         cfg.out.join("summary.json"),
         serde_json::to_string_pretty(&serde_json::json!({
-            "task": task.name, "pages": cfg.pages, "seed": cfg.seed, "strategies": results,
+            "task": task.name, "pages": cfg.pages, "seed": cfg.seed,
+            "concurrency": cfg.concurrency, "strategies": results,
         }))?,
     )?;
     std::fs::write(

@@ -42,6 +42,14 @@ pub(crate) struct Args {
     /// sim:soft-perfect, sim:soft-clairvoyant).
     #[arg(long)]
     no_references: bool,
+    /// Fetches in flight per crawl (the default is `forager crawl`'s: the bench measures the
+    /// crawl as users run it).
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// One fetch at a time, in a reproducible order (a debugging aid, and the way to compare
+    /// fetch orders before and after a change).
+    #[arg(long, conflicts_with = "concurrency")]
+    deterministic: bool,
 }
 
 /// Runs `forager bench`.
@@ -57,7 +65,18 @@ pub(crate) fn run(args: Args) -> Result<()> {
         retrain_every,
         apprentice_warmup,
         no_references,
+        concurrency,
+        deterministic,
     } = args;
+    let concurrency = if deterministic { 1 } else { concurrency.max(1) };
+    eprintln!(
+        "crawls: {}",
+        if concurrency == 1 {
+            "deterministic (one fetch at a time)".to_owned()
+        } else {
+            format!("concurrent ({concurrency} fetches in flight), as users run them")
+        }
+    );
     let web = MiniWeb::open(&web)?;
     let task = web.task(&task)?.clone();
     let list = strategies
@@ -84,6 +103,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
             retrain_every,
             warmup: apprentice_warmup,
             references: !no_references,
+            concurrency,
         };
         let results = forager::evaluation::run(&web, &task, &list, &mut model, &cfg).await?;
         server.shutdown().await;
