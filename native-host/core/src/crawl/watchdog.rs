@@ -1,0 +1,503 @@
+//! The crawl loop as the paper's watchdog (focused-crawling-1999 §4): it checks work out of
+//! the frontier, hands it to fetch workers and records what comes back, in named steps —
+//! `checkpoint` (stop conditions), `checkout`, `collect`, `flush` (record, then `retrain`,
+//! `rejudge`, `learn_background`, `distill`), `report` and `finish`.
+
+use super::dispatch::Dispatcher;
+use super::worker::Shared;
+use super::{
+    apply_distillation, blocking, open_world, CrawlConfig, Judge, Mode, Progress, StopReason,
+    MAX_PARKED, STOP_GRACE,
+};
+use crate::distiller::Scores;
+use crate::fetch::Fetcher;
+use crate::robots::RobotsCache;
+use crate::store::{self, Outcome, Store, StoreError};
+use forager_classifier::apprentice::Apprentice;
+use forager_classifier::Classifier;
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
+
+/// The crawl loop's state between steps.
+pub(super) struct Watchdog {
+    config: CrawlConfig,
+    store: Option<Store>,
+    sh: Arc<Shared>,
+    workers: Dispatcher,
+    warc_task: Option<JoinHandle<std::io::Result<Vec<PathBuf>>>>,
+    open_world: open_world::Learner,
+    /// The learning apprentice; the workers read snapshots of it published at each retrain.
+    learner: Apprentice,
+    /// Whether the published apprentice guides the crawl (an offline-trained one does at once).
+    guiding: bool,
+    since_retrain: u64,
+    since_distill: u64,
+    distilling: Option<JoinHandle<Scores>>,
+    log: Option<std::io::BufWriter<std::fs::File>>,
+    started: Instant,
+    progress: Progress,
+    fetched_at_start: u64,
+    recent: VecDeque<f64>,
+    /// R(d) of every page fetched in this run, in order, for the monitor's alarms.
+    history: Vec<f64>,
+    pending: Vec<Outcome>,
+    last_flush: Instant,
+    last_report: Instant,
+    reason: Option<StopReason>,
+    frontier_dry: bool,
+    stop_by: Option<Instant>,
+    in_flight: usize,
+}
+
+impl Watchdog {
+    /// Prepares a crawl of `store`: the fetcher, the WARC writer, the shared state of the
+    /// workers, the fetch log and the apprentice.
+    pub(super) async fn start(
+        store: Store,
+        classifier: Arc<Classifier>,
+        mut config: CrawlConfig,
+    ) -> Result<Watchdog, StoreError> {
+        if config.deterministic {
+            // A reproducible order needs one fetch at a time, whatever concurrency was asked.
+            config.concurrency = 1;
+        }
+        // The crawl's own seeds may be on local or private addresses; links from them may not.
+        for u in store.seed_urls()? {
+            if let Ok(u) = url::Url::parse(&u) {
+                config.fetch.reach.allow_seed(&u);
+            }
+        }
+        let fetcher =
+            Fetcher::new(config.fetch.clone()).map_err(|e| StoreError::Schema(e.to_string()))?;
+        let (warc_tx, warc_task) = match config.warc.clone() {
+            Some(c) => {
+                let (tx, rx) = tokio::sync::mpsc::channel(64);
+                let task = tokio::task::spawn_blocking(move || crate::warc::archive(c, rx));
+                (Some(tx), Some(task))
+            }
+            None => (None, None),
+        };
+        let not_relevant = (config.judge_updates.as_ref())
+            .map(|rx| rx.borrow().not_relevant.clone())
+            .unwrap_or_default();
+        let initial = (config.apprentice.as_ref()).and_then(|a| a.initial.clone());
+        let sh = Arc::new(Shared {
+            warc: Mutex::new(warc_tx),
+            fetcher,
+            robots: RobotsCache::new(crate::robots::AGENT)
+                .retry_unavailable_after(config.blame.backoff),
+            judge: RwLock::new(Judge {
+                classifier,
+                not_relevant,
+            }),
+            config: config.clone(),
+            next_slot: Mutex::default(),
+            per_host: Mutex::default(),
+            apprentice: RwLock::new(Arc::new(initial.clone().unwrap_or_default())),
+        });
+        let log = fetch_log(&config, &store)?;
+        store.set_meta("mode", format!("{:?}", config.mode))?;
+        let mut store = Some(store);
+        // It starts from the offline-trained one, or on resume from the instances recorded.
+        let learner = match (config.apprentice.as_ref(), initial) {
+            (Some(_), Some(initial)) => initial,
+            (Some(_), None) => blocking(&mut store, |s| s.trained_apprentice()).await?,
+            (None, _) => Apprentice::default(),
+        };
+        let guiding = (config.apprentice.as_ref())
+            .and_then(|a| a.initial.as_ref())
+            .is_some_and(Apprentice::is_trained);
+        let fetched = blocking(&mut store, |s| s.fetched()).await? as u64;
+        Ok(Watchdog {
+            workers: Dispatcher::new(sh.clone(), config.concurrency, config.blame),
+            open_world: open_world::Learner::new(config.open_world.clone(), config.mode),
+            config,
+            store,
+            sh,
+            warc_task,
+            learner,
+            guiding,
+            since_retrain: 0,
+            since_distill: 0,
+            distilling: None,
+            log,
+            started: Instant::now(),
+            progress: Progress {
+                fetched,
+                ..Progress::default()
+            },
+            fetched_at_start: fetched,
+            recent: VecDeque::new(),
+            history: Vec::new(),
+            pending: Vec::new(),
+            last_flush: Instant::now(),
+            last_report: Instant::now(),
+            reason: None,
+            frontier_dry: false,
+            stop_by: None,
+            in_flight: 0,
+        })
+    }
+
+    /// Stop conditions: the crawler gave up, a stop is overdue (what was fetched is recorded,
+    /// the rest goes back to the frontier), or a page or time budget is spent.
+    pub(super) async fn checkpoint(&mut self) -> Result<(), StoreError> {
+        if self.reason.is_none() {
+            self.workers.unpark();
+        }
+        self.workers.reap();
+        self.in_flight = self.workers.in_flight();
+        if self.reason.is_none() && self.workers.gave_up() {
+            self.reason = Some(StopReason::Offline);
+            self.stop_by = Some(Instant::now());
+        }
+        let overdue = self.stop_by.is_some_and(|t| Instant::now() >= t) && self.in_flight > 0;
+        let stranded = self.reason.is_some() && self.in_flight == 0 && self.workers.parked() > 0;
+        if overdue || stranded {
+            while let Some(d) = self.workers.try_next() {
+                self.pending.extend(self.workers.settle(d));
+            }
+            let oids = self.workers.abort().await;
+            blocking(&mut self.store, move |s| s.release(&oids)).await?;
+            self.in_flight = 0;
+        }
+        if self.reason.is_none() {
+            if (self.config.max_pages).is_some_and(|m| self.progress.fetched >= m) {
+                self.reason = Some(StopReason::PageBudget);
+            } else if (self.config.max_time).is_some_and(|t| self.started.elapsed() >= t) {
+                // Out of time: fetches still waiting for a politeness slot are cancelled too.
+                self.reason = Some(StopReason::TimeBudget);
+                self.stop_by = Some(Instant::now() + STOP_GRACE);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks work out of the frontier for idle workers, within the page budget.
+    pub(super) async fn checkout(&mut self) -> Result<(), StoreError> {
+        if self.reason.is_some() {
+            return Ok(());
+        }
+        let (config, in_flight) = (&self.config, self.in_flight);
+        let budget = config.max_pages.map_or(usize::MAX, |m| {
+            // Outcomes received but not yet recorded may be fetched pages too.
+            (m.saturating_sub(self.progress.fetched) as usize)
+                .saturating_sub(in_flight + self.pending.len())
+        });
+        // Checked out ahead of the workers: twice their number, or exactly one at a time
+        // when the order must be reproducible.
+        let ahead = if config.deterministic { 1 } else { 2 };
+        let room = (config.concurrency * ahead).saturating_sub(in_flight);
+        let n = budget.min(room).min(64);
+        let hold = self.workers.crawler_waiting() || self.workers.parked() >= MAX_PARKED;
+        if n == 0 || hold || (in_flight >= config.concurrency && self.frontier_dry) {
+            return Ok(());
+        }
+        // In maintenance mode a share of the batch revisits pages fetched before.
+        let k = ((n as f64) * config.revisit_share.clamp(0.0, 0.9)).round() as usize;
+        let age = config.revisit_after.as_secs_f64();
+        let mut work = if k > 0 {
+            blocking(&mut self.store, move |s| s.checkout_revisits(k, age)).await?
+        } else {
+            Vec::new()
+        };
+        let m = n - work.len();
+        let fresh = blocking(&mut self.store, move |s| s.checkout(m)).await?;
+        self.frontier_dry = fresh.is_empty() && work.is_empty();
+        work.extend(fresh);
+        for w in work {
+            self.workers.dispatch(w);
+        }
+        self.in_flight = self.workers.in_flight();
+        Ok(())
+    }
+
+    /// Why the crawl is complete, once every worker is idle and nothing is left to record.
+    pub(super) fn finished(&self) -> Option<StopReason> {
+        let idle = self.in_flight == 0 && self.pending.is_empty() && self.workers.parked() == 0;
+        idle.then(|| (self.reason).or(self.frontier_dry.then_some(StopReason::FrontierEmpty)))?
+    }
+
+    /// Waits briefly for outcomes (or for `stop`, which asks the crawl to end).
+    pub(super) async fn collect(&mut self, stop: std::pin::Pin<&mut impl std::future::Future>) {
+        if self.in_flight == 0 && self.workers.parked() == 0 {
+            return;
+        }
+        let accepting = self.reason.is_none();
+        tokio::select! {
+            got = self.workers.next(Duration::from_millis(50)) => {
+                if let Some(d) = got {
+                    self.pending.extend(self.workers.settle(d));
+                }
+            }
+            _ = stop, if accepting => {
+                self.reason = Some(StopReason::Requested);
+                self.stop_by = Some(Instant::now() + STOP_GRACE);
+            }
+        }
+        while let Some(d) = self.workers.try_next() {
+            self.pending.extend(self.workers.settle(d));
+        }
+        self.in_flight = self.workers.in_flight();
+    }
+
+    /// Records the pending outcomes when enough have gathered, then lets the apprentice,
+    /// the judge, the background and the distiller catch up with them.
+    pub(super) async fn flush(&mut self) -> Result<(), StoreError> {
+        let due = self.pending.len() >= 64
+            || self.in_flight == 0
+            || self.last_flush.elapsed() > Duration::from_millis(200);
+        if self.pending.is_empty() || !due {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.pending);
+        self.count(&batch);
+        let rec = blocking(&mut self.store, move |s| s.record(&batch)).await?;
+        let fetched = rec.fetched.len() as u64;
+        self.progress.fetched += fetched;
+        self.progress.revisits += rec.revisited as u64;
+        self.progress.changed += rec.changed as u64;
+        self.retrain(&rec.instances, fetched).await?;
+        self.rejudge().await?;
+        self.learn_background().await?;
+        self.distill(fetched).await?;
+        if let Some(l) = self.log.as_mut() {
+            for (_, u) in &rec.fetched {
+                let _ = writeln!(l, "{u}");
+            }
+            let _ = l.flush();
+        }
+        self.frontier_dry = false;
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    /// Error counts by kind, and the relevance history the monitor watches.
+    fn count(&mut self, batch: &[Outcome]) {
+        for o in batch {
+            for r in &o.rejects {
+                *self.progress.errors.entry((*r).to_owned()).or_default() += 1;
+            }
+            if let Some(e) = &o.error {
+                if o.status != store::DocStatus::Fetched {
+                    *self.progress.errors.entry(e.clone()).or_default() += 1;
+                }
+            }
+            if o.status == store::DocStatus::Fetched {
+                self.history.push(o.relevance);
+                self.recent.push_back(o.relevance);
+                if self.recent.len() > 100 {
+                    self.recent.pop_front();
+                }
+            }
+        }
+    }
+
+    /// The apprentice learns the new instances; at the end of its warm-up, then every
+    /// `retrain_every` pages, it is published and the frontier re-scored with it.
+    async fn retrain(
+        &mut self,
+        instances: &[store::Instance],
+        fetched: u64,
+    ) -> Result<(), StoreError> {
+        let Some(cfg) = &self.config.apprentice else {
+            return Ok(());
+        };
+        for (f, high) in instances {
+            self.learner.add(f, *high);
+        }
+        self.since_retrain += fetched;
+        let warm = self.guiding || self.progress.fetched >= cfg.warmup;
+        let due = !self.guiding || self.since_retrain >= cfg.retrain_every;
+        if warm && due && self.learner.is_trained() {
+            self.since_retrain = 0;
+            self.guiding = true;
+            let snapshot = Arc::new(self.learner.clone());
+            *self
+                .sh
+                .apprentice
+                .write()
+                .unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
+            if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
+                blocking(&mut self.store, move |s| {
+                    s.rescore_frontier(|f| snapshot.p_high(f))
+                })
+                .await?;
+            }
+            self.progress.apprentice_retrains += 1;
+        }
+        self.progress.apprentice_instances = self.learner.instances();
+        Ok(())
+    }
+
+    /// The user changed the model (a "not relevant" mark): judge everything again with it.
+    async fn rejudge(&mut self) -> Result<(), StoreError> {
+        let updated = (self.config.judge_updates.as_mut())
+            .filter(|rx| rx.has_changed().unwrap_or(false))
+            .map(|rx| rx.borrow_and_update().clone());
+        if let Some(j) = updated {
+            *self.sh.judge.write().unwrap_or_else(|p| p.into_inner()) = j.clone();
+            let frontier = !self.guiding;
+            blocking(&mut self.store, move |s| {
+                open_world::rejudge(s, &j, frontier)
+            })
+            .await?;
+            self.progress.rejudged += 1;
+        }
+        Ok(())
+    }
+
+    /// Open-world crawls learn their background again at each doubling of the fetched pages.
+    async fn learn_background(&mut self) -> Result<(), StoreError> {
+        if !self.open_world.due(self.progress.fetched) {
+            return Ok(());
+        }
+        let frontier = !self.guiding;
+        let marked = (self.sh.judge.read().unwrap_or_else(|p| p.into_inner()))
+            .not_relevant
+            .clone();
+        let (judge, report) = (self.open_world)
+            .learn(&mut self.store, marked, frontier)
+            .await?;
+        *self.sh.judge.write().unwrap_or_else(|p| p.into_inner()) = judge;
+        self.progress.background_rounds += 1;
+        self.progress.background_pages = report.background;
+        Ok(())
+    }
+
+    /// Every `distill_every` pages the distiller runs on the crawl graph: beside the crawl,
+    /// or inline when the order must be reproducible.
+    async fn distill(&mut self, fetched: u64) -> Result<(), StoreError> {
+        self.since_distill += fetched;
+        let due = (self.config.distill_every).is_some_and(|n| self.since_distill >= n);
+        if !due || self.distilling.is_some() {
+            return Ok(());
+        }
+        // The graph is read under the store, HITS runs beside the crawl.
+        self.since_distill = 0;
+        let (edges, rel) = blocking(&mut self.store, |s| s.graph()).await?;
+        let job = tokio::task::spawn_blocking(move || {
+            crate::distiller::distill(&edges, &rel, &Default::default())
+        });
+        if self.config.deterministic {
+            // Inline, so that the feedback lands at the same point of every run.
+            if let Ok(scores) = job.await {
+                apply_distillation(&mut self.store, scores, self.config.hub_feedback).await?;
+                self.progress.distillations += 1;
+            }
+        } else {
+            self.distilling = Some(job);
+        }
+        Ok(())
+    }
+
+    /// Applies a distillation that finished beside the crawl.
+    pub(super) async fn reap_distillation(&mut self) -> Result<(), StoreError> {
+        if !self.distilling.as_ref().is_some_and(|h| h.is_finished()) {
+            return Ok(());
+        }
+        if let Some(Ok(scores)) = match self.distilling.take() {
+            Some(h) => Some(h.await),
+            None => None,
+        } {
+            apply_distillation(&mut self.store, scores, self.config.hub_feedback).await?;
+            self.progress.distillations += 1;
+        }
+        Ok(())
+    }
+
+    /// Counters, rates and alarms for `on_progress`, about every `progress_every`.
+    pub(super) async fn report(
+        &mut self,
+        on_progress: &mut impl FnMut(&Progress),
+    ) -> Result<(), StoreError> {
+        if self.last_report.elapsed() < self.config.progress_every {
+            return Ok(());
+        }
+        self.snapshot(self.in_flight).await?;
+        let p = &mut self.progress;
+        p.hosts_waiting = self.workers.hosts_waiting();
+        p.parked = self.workers.parked();
+        p.elapsed = self.started.elapsed().as_secs_f64();
+        p.pages_per_sec = (p.fetched - self.fetched_at_start) as f64 / p.elapsed.max(1e-9);
+        p.recent_relevance = self.recent.iter().sum::<f64>() / self.recent.len().max(1) as f64;
+        on_progress(&self.progress);
+        self.last_report = Instant::now();
+        Ok(())
+    }
+
+    /// The counters read from the store and the workers, and the monitor's alarms.
+    async fn snapshot(&mut self, in_flight: usize) -> Result<(), StoreError> {
+        self.progress.frontier = blocking(&mut self.store, |s| s.frontier_len()).await?;
+        self.progress.given_up = blocking(&mut self.store, |s| s.given_up()).await? as u64;
+        self.progress.in_flight = in_flight;
+        self.progress.paused = self.workers.alarm();
+        self.progress.deferred = self.workers.deferred.clone();
+        self.progress.alarms = crate::monitor::alarms(
+            &self.history,
+            self.progress.frontier,
+            self.config.mode == Mode::Hard,
+            &Default::default(),
+        );
+        Ok(())
+    }
+
+    /// Ends the crawl: the last distillation, the final counters, and the archive complete
+    /// before the crawl says it has stopped.
+    pub(super) async fn finish(
+        mut self,
+        reason: StopReason,
+    ) -> Result<(StopReason, Progress), StoreError> {
+        if let Some(h) = self.distilling.take() {
+            let _ = h.await;
+        }
+        if self.config.distill_every.is_some() {
+            blocking(&mut self.store, |s| {
+                let (edges, rel) = s.graph()?;
+                s.save_distillation(&crate::distiller::distill(
+                    &edges,
+                    &rel,
+                    &Default::default(),
+                ))
+            })
+            .await?;
+            self.progress.distillations += 1;
+        }
+        self.snapshot(0).await?;
+        drop(
+            self.sh
+                .warc
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take(),
+        );
+        if let Some(t) = self.warc_task {
+            t.await
+                .map_err(|e| StoreError::Archive(e.to_string()))?
+                .map_err(|e| StoreError::Archive(e.to_string()))?;
+        }
+        Ok((reason, self.progress))
+    }
+}
+
+/// The fetch log, rewritten from the database first so it is exact even after a crash that
+/// came between a commit and the log write.
+fn fetch_log(
+    config: &CrawlConfig,
+    store: &Store,
+) -> Result<Option<std::io::BufWriter<std::fs::File>>, StoreError> {
+    let Some(p) = &config.fetch_log else {
+        return Ok(None);
+    };
+    let io = |e: std::io::Error| StoreError::Schema(format!("{}: {e}", p.display()));
+    let mut w = std::io::BufWriter::new(std::fs::File::create(p).map_err(io)?);
+    for u in store.fetched_urls()? {
+        writeln!(w, "{u}").map_err(io)?;
+    }
+    w.flush().map_err(io)?;
+    Ok(Some(w))
+}
