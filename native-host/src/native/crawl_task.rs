@@ -237,6 +237,24 @@ impl Session {
         }
     }
 
+    /// Lets a crawl that has said it stopped finish ending before the next request: the task
+    /// marks itself idle and sends `crawl_stopped` as its last acts, so a browser that answers
+    /// that event at once (crawl more, a new crawl) must not be told a crawl is still running.
+    pub(super) async fn settle_crawl(&mut self) {
+        let idle = {
+            let st = self.status.lock().unwrap_or_else(|p| p.into_inner());
+            st.state == "idle"
+        };
+        let Some(c) = self.crawl.as_mut() else {
+            return;
+        };
+        if (idle || c.task.is_finished())
+            && tokio::time::timeout(STOP_WAIT, &mut c.task).await.is_ok()
+        {
+            self.crawl = None;
+        }
+    }
+
     /// True while a crawl started by this session has not ended.
     pub(super) fn crawl_running(&self) -> bool {
         self.crawl.as_ref().is_some_and(|c| !c.task.is_finished())

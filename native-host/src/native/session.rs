@@ -94,6 +94,7 @@ impl Session {
                 | Request::MarkNotRelevant { .. }
                 | Request::SelfTrain { .. }
         );
+        self.settle_crawl().await;
         let before = (edit && self.greeted).then(|| self.model.clone());
         let r = self.answer(req).await;
         if let (Err(_), Some(m)) = (&r, before) {
