@@ -17,7 +17,7 @@ import { CrawlView, MAX_PAGES, TOP_HUBS } from './lib/crawl-state.js';
 import { BROADCAST_TYPES } from './lib/messages.js';
 import { ModelStore } from './lib/model.js';
 import { MAX_EXAMPLE_CHARS, tabText } from './lib/page-text.js';
-import { HostPort, HostUnavailableError, errorText } from './lib/protocol.js';
+import { HostPort, HostRefusal, HostUnavailableError, errorText } from './lib/protocol.js';
 import { addExamples, applyEdit, finishBatch, importFolders, offlineEditCount, replayOfflineEdits } from './lib/taxonomy.js';
 
 /**
@@ -340,9 +340,15 @@ export async function handle(msg) {
     case 'classify_tab': return classifyTab(msg.tabId ?? await activeTabId());
     case 'add_topic': case 'rename_topic': case 'move_topic': case 'delete_topic': case 'set_good':
     case 'add_example': {
-      const r = await applyEdit(msg, { port, models });
-      await afterModelChange();
-      return r;
+      try {
+        const r = await applyEdit(msg, { port, models });
+        await afterModelChange();
+        return r;
+      } catch (e) {
+        // A stale edit brought the host's taxonomy: the popup shows it with the refusal.
+        if (e instanceof HostRefusal && e.code === 'stale') await afterModelChange();
+        throw e;
+      }
     }
     case 'add_classified_example': {
       if (!last) throw new Error('no page classified yet');

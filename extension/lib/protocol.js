@@ -72,9 +72,13 @@ export const MAX_DELAY = 60;
  */
 
 /**
- * Host-to-browser frames.
+ * Host-to-browser frames (the host's `Outgoing`, native-host/src/native/reply.rs).
+ * @typedef {'invalid' | 'not_greeted' | 'stale' | 'busy' | 'missing' | 'failed'} RefusalCode the
+ *   kind of a refusal: a bad request, no hello yet, an edit against another copy of the
+ *   taxonomy, a crawl running or stopping, nothing to act on yet (no crawl, page not fetched),
+ *   the host failed (disk, database)
  * @typedef {{type: 'reply', id: number | null, ok: true, result: any}
- *   | {type: 'reply', id: number | null, ok: false, error: string}} Reply
+ *   | {type: 'reply', id: number | null, ok: false, error: string, code?: RefusalCode}} Reply
  * @typedef {{type: 'progress', status: Status}
  *   | {type: 'pages', pages: Page[]}
  *   | {type: 'hubs', hubs: Hub[], authorities: Hub[]}
@@ -98,6 +102,19 @@ export const MAX_DELAY = 60;
 /** Seconds between reconnection attempts; the last value repeats. */
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000, 30000];
 const DEFAULT_TIMEOUT_MS = 30000;
+
+/** The host refused a request; `code` says what kind of refusal it was. */
+export class HostRefusal extends Error {
+  /**
+   * @param {string} message
+   * @param {RefusalCode | undefined} code
+   */
+  constructor(message, code) {
+    super(message);
+    this.name = 'HostRefusal';
+    this.code = code;
+  }
+}
 
 /** A request failed because the host is not connected or went away. */
 export class HostUnavailableError extends Error {
@@ -332,7 +349,7 @@ export class HostPort {
       this.pending.delete(msg.id);
       clearTimeout(p.timer);
       if (msg.ok) p.resolve(msg.result);
-      else p.reject(new Error(`host: ${msg.error ?? 'unknown error'} (${p.type})`));
+      else p.reject(new HostRefusal(`host: ${msg.error ?? 'unknown error'} (${p.type})`, msg.code));
       return;
     }
     for (const fn of this.eventListeners) {

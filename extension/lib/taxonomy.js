@@ -9,7 +9,7 @@
  * @module taxonomy
  */
 
-import { errorText } from './protocol.js';
+import { errorText, HostRefusal } from './protocol.js';
 
 /**
  * A taxonomy edit, with the host protocol's own fields (ids are those of the current topics).
@@ -46,7 +46,15 @@ export async function applyEdit(edit, { port, models }, { batch = false, seen } 
     const { type, ...fields } = edit;
     // The paths the user saw: the host refuses the edit if its topics of these ids differ.
     const expect = topicPaths(edit, seen ?? await models.topics());
-    const r = /** @type {any} */ (await port.request(type, /** @type {any} */ ({ ...fields, expect })));
+    let r;
+    try {
+      r = /** @type {any} */ (await port.request(type, /** @type {any} */ ({ ...fields, expect })));
+    } catch (e) {
+      // Refused as made against an old copy of the taxonomy: the browser takes the host's, so
+      // the user sees what changed before trying again.
+      if (e instanceof HostRefusal && e.code === 'stale') await models.refreshFromHost(port);
+      throw e;
+    }
     if (batch) return { ...pick(r), topics: r.topics, offline: false };
     await models.refreshFromHost(port);
     return { ...pick(r), topics: await models.topics(), offline: false };

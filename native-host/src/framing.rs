@@ -84,7 +84,7 @@ pub fn read_frame(r: &mut impl Read) -> Result<Option<Frame>, FrameError> {
 }
 
 /// Writes one JSON frame; refuses (as `InvalidInput`) one over Chrome's 1 MB limit.
-pub fn write_frame(w: &mut impl Write, msg: &serde_json::Value) -> io::Result<()> {
+pub fn write_frame(w: &mut impl Write, msg: &impl serde::Serialize) -> io::Result<()> {
     let body = serde_json::to_vec(msg).map_err(io::Error::other)?;
     if body.len() > MAX_TO_BROWSER {
         return Err(io::Error::new(

@@ -966,17 +966,24 @@ test('(q) a slow first model load never replaces the host\'s model, and an edit 
     await f.models.replace(new Uint8Array(await res.arrayBuffer()), 'cache');
     const local = (await f.models.topics()).find((/** @type {any} */ t) => t.path === '/Leisure/Sports');
     let error = '';
+    let code = '';
     try {
       await f.handle({ type: 'set_good', topic: local.id, good: true });
     } catch (e) {
       error = String(/** @type {any} */ (e)?.message ?? e);
+      code = /** @type {any} */ (e)?.code ?? '';
     }
-    await f.models.refreshFromHost(f.port);
-    return { id: local.id, error };
+    // The refusal brought the host's taxonomy into the browser: no reload needed.
+    const paths = (await f.models.topics()).map((/** @type {any} */ t) => t.path);
+    return { id: local.id, error, code, paths, source: f.models.source };
   });
   const same = hostTopics.find((/** @type {any} */ t) => t.id === r.id);
   assert.ok(same && same.path !== '/Leisure/Sports', 'the ids of the two taxonomies collide (the test needs that)');
   assert.match(r.error, /is not \/Leisure\/Sports on the host/);
+  assert.equal(r.code, 'stale');
+  assert.equal(r.source, 'host');
+  assert.deepEqual(r.paths.sort(), hostTopics.map((/** @type {any} */ t) => t.path).sort(),
+    'after a stale refusal the browser holds the host\'s taxonomy');
   const after = await inWorker(async () =>
     (await /** @type {any} */ (globalThis).forager.hostRequest('topics')).topics);
   assert.equal(after.find((/** @type {any} */ t) => t.id === r.id).good, same.good, 'the host topic is unchanged');

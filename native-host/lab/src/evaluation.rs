@@ -6,7 +6,7 @@
 use crate::miniweb::{MiniWeb, Task};
 use forager_classifier::Model;
 use forager_core::crawl::{self, ApprenticeConfig, CrawlConfig, Mode};
-use forager_core::store::{NewUrl, Store};
+use forager_core::store::Store;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Serialize;
@@ -282,13 +282,13 @@ async fn crawl_fresh(
         let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
     }
     let mut store = Store::open(db)?;
-    store.save_taxonomy(model)?;
-    let seeds: Vec<NewUrl> = seeds
-        .iter()
-        .filter_map(|u| forager_core::canon::parse(u).ok())
-        .map(|u| NewUrl::seed(&u))
-        .collect();
-    store.add_seeds(&seeds)?;
+    let start = crawl::Start {
+        seeds: (seeds.iter())
+            .filter_map(|u| forager_core::canon::parse(u).ok())
+            .collect(),
+        ..Default::default()
+    };
+    crawl::prepare(&mut store, model, &start)?;
     crawl::run(
         store,
         model.classifier(),

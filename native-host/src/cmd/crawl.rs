@@ -131,7 +131,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
     if !(0.0..=1.0).contains(&a.template_weight) {
         bail!("--template-weight must be between 0 and 1");
     }
-    use forager::store::{NewUrl, Store};
+    use forager::store::Store;
     if a.new {
         if let Some(kept) = Store::set_aside(&a.db)? {
             eprintln!("kept the previous crawl as {}", kept.display());
@@ -161,19 +161,20 @@ pub(crate) fn run(a: Args) -> Result<()> {
     if !good.is_empty() {
         model.set_good_paths(&good)?;
     }
-    store.save_taxonomy(&model)?;
     let mut seeds: Vec<String> = a.seed.clone();
     if let Some(t) = &task {
         seeds.extend(t.seeds.iter().cloned());
     }
-    let seeds: Vec<NewUrl> = seeds
-        .iter()
-        .map(|s| forager::canon::seed(s).map(|u| NewUrl::seed(&u)))
-        .collect::<Result<_, _>>()
-        .map_err(anyhow::Error::msg)?;
-    store.add_seeds(&seeds)?;
+    let start = forager::crawl::Start {
+        seeds: (seeds.iter().map(|s| forager::canon::seed(s)))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?,
+        more_from: Vec::new(),
+        retry_failed: a.retry_failed,
+    };
+    let prepared = forager::crawl::prepare(&mut store, &model, &start)?;
     if a.retry_failed {
-        eprintln!("{} failed URLs back in the frontier", store.retry_failed()?);
+        eprintln!("{} failed URLs back in the frontier", prepared.retried);
     }
     if !(a.host_backoff.is_finite() && a.host_backoff > 0.0) {
         bail!("--host-backoff must be a positive number of seconds");

@@ -16,20 +16,20 @@ pub(super) fn crawl_limits(req: &protocol::StartCrawl) -> Result<(u64, f64), Ref
         None => 2000,
         Some(p) if p.fract() == 0.0 && (1.0..=protocol::MAX_PAGES as f64).contains(&p) => p as u64,
         Some(p) => {
-            return Err(format!(
+            return Err(Refusal::Invalid(format!(
                 "the page budget must be a whole number of pages from 1 to {} (got {p})",
                 protocol::MAX_PAGES
-            ))
+            )))
         }
     };
     let delay = match req.delay {
         None => 1.0,
         Some(d) if (0.0..=protocol::MAX_DELAY).contains(&d) => d,
         Some(d) => {
-            return Err(format!(
+            return Err(Refusal::Invalid(format!(
                 "the delay must be from 0 to {} seconds (got {d})",
                 protocol::MAX_DELAY
-            ))
+            )))
         }
     };
     Ok((pages, delay))
@@ -38,7 +38,7 @@ pub(super) fn crawl_limits(req: &protocol::StartCrawl) -> Result<(u64, f64), Ref
 /// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
 /// crawler's traffic anywhere else.
 pub(super) fn loopback_proxy(s: &str) -> Result<String, Refusal> {
-    let u = url::Url::parse(s).map_err(|_| "proxy must be a URL".to_string())?;
+    let u = url::Url::parse(s).map_err(|_| Refusal::Invalid("proxy must be a URL".into()))?;
     let loopback = match u.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
@@ -46,84 +46,42 @@ pub(super) fn loopback_proxy(s: &str) -> Result<String, Refusal> {
         None => false,
     };
     if u.scheme() != "http" || !loopback {
-        return Err("proxy must be http://127.0.0.1:PORT (loopback only)".into());
+        return Err(Refusal::Invalid(
+            "proxy must be http://127.0.0.1:PORT (loopback only)".into(),
+        ));
     }
     Ok(s.to_owned())
 }
 
 impl Session {
-    pub(super) async fn start_crawl(&mut self, req: StartCrawl) -> Result<Value, Refusal> {
+    /// Starts a crawl in the background: checked, prepared (taxonomy, seeds, "crawl more
+    /// from here"), then run by its own task, which reports progress and events.
+    pub(super) async fn start_crawl(&mut self, req: StartCrawl) -> Result<Reply, Refusal> {
         if self.crawl_running() {
             let stopping = self.crawl.as_ref().is_some_and(|c| c.stop.is_none());
-            return Err(if stopping {
+            return Err(Refusal::Busy(if stopping {
                 "the previous crawl is still stopping; try again in a few seconds".into()
             } else {
                 "a crawl is already running".into()
-            });
+            }));
         }
-        if req.seeds.len() > 10_000 {
-            return Err("too many seeds".into());
-        }
-        let mut seeds = Vec::new();
-        for s in &req.seeds {
-            seeds.push(crate::canon::seed(s).map_err(|e| clip(&e, 300))?);
-        }
-        if seeds.is_empty() && req.from.is_empty() {
-            let good: Vec<String> = self
-                .model
-                .topics()
-                .into_iter()
-                .filter(|t| self.model.taxonomy().is_effectively_good(t.id))
-                .map(|t| t.path)
-                .collect();
-            for e in self.model.examples() {
-                if good.contains(&e.topic) {
-                    if let Ok(u) = crate::canon::parse(&e.url) {
-                        seeds.push(u);
-                    }
-                }
-            }
-        }
+        let start = self.start_of(&req)?;
         let (pages, delay) = crawl_limits(&req)?;
-        let proxy = match &req.proxy {
-            Some(p) => Some(loopback_proxy(p)?),
-            None => None,
-        };
-        let apprentice = req.apprentice.unwrap_or(true);
-        let allow_private = req.allow_private;
-        std::fs::create_dir_all(&self.paths.dir).map_err(|e| e.to_string())?;
-        let mut store = Store::open(&self.paths.db()).map_err(|e| e.to_string())?;
-        store
-            .save_taxonomy(&self.model)
-            .map_err(|e| e.to_string())?;
-        let mut seeds: Vec<NewUrl> = seeds.iter().map(NewUrl::seed).collect();
-        let mut queued = 0;
-        for u in &req.from {
-            let u = crate::canon::seed(u).map_err(|e| clip(&e, 300))?;
-            let n = store
-                .boost_out_links(u.as_str())
-                .map_err(|e| e.to_string())?;
-            if n == 0 {
-                // Not fetched yet (or nothing left to follow): it is a seed, as before.
-                seeds.push(NewUrl::seed(&u));
-            }
-            queued += n;
-        }
-        store.add_seeds(&seeds).map_err(|e| e.to_string())?;
-        let retried = if req.retry_failed {
-            store.retry_failed().map_err(|e| e.to_string())?
-        } else {
-            0
-        };
+        let proxy = req.proxy.as_deref().map(loopback_proxy).transpose()?;
+        std::fs::create_dir_all(&self.paths.dir)
+            .map_err(|e| Refusal::Failed(format!("{}: {e}", self.paths.dir.display())))?;
+        let mut store = Store::open(&self.paths.db())?;
+        let prepared = crawl::prepare(&mut store, &self.model, &start)?;
         // Without seeds a crawl resumes its frontier; with neither there is nothing to do.
-        if seeds.is_empty() && store.frontier_len().map_err(|e| e.to_string())? == 0 {
-            return Err("no seeds: give URLs or mark a topic with examples good".into());
+        if prepared.seeds == 0 && prepared.frontier == 0 {
+            return Err(Refusal::Invalid(
+                "no seeds: give URLs or mark a topic with examples good".into(),
+            ));
         }
-        // The budget is for this start: "crawl more" after a finished crawl must fetch more.
-        let before = u64::try_from(store.fetched().map_err(|e| e.to_string())?).unwrap_or(0);
         let config = CrawlConfig {
             mode: Mode::Soft,
-            max_pages: Some(before.saturating_add(pages)),
+            // The budget is for this start: "crawl more" after a finished crawl must fetch more.
+            max_pages: Some(prepared.fetched.saturating_add(pages)),
             concurrency: 8,
             delay: Duration::from_secs_f64(delay),
             warc: req.warc.then(|| crate::warc::WarcConfig {
@@ -134,16 +92,58 @@ impl Session {
             fetch: crate::fetch::FetchConfig {
                 proxy,
                 reach: crate::address::Reach {
-                    allow_private,
+                    allow_private: req.allow_private,
                     ..Default::default()
                 },
                 ..Default::default()
             },
-            apprentice: apprentice.then(ApprenticeConfig::default),
+            apprentice: req
+                .apprentice
+                .unwrap_or(true)
+                .then(ApprenticeConfig::default),
             distill_every: Some(DISTILL_EVERY),
             progress_every: Duration::from_millis(500),
             ..Default::default()
         };
+        self.spawn_crawl(store, config);
+        Ok(Reply::CrawlStarted {
+            started: true,
+            retried: prepared.retried,
+            queued: prepared.queued,
+            status: self.status(),
+        })
+    }
+
+    /// The seeds and "more from" pages of a start, checked before anything is written;
+    /// without either, the examples of the good topics are the seeds.
+    fn start_of(&self, req: &StartCrawl) -> Result<crawl::Start, Refusal> {
+        if req.seeds.len() > 10_000 || req.from.len() > 10_000 {
+            return Err(Refusal::Invalid("too many seeds".into()));
+        }
+        let canon = |s: &String| crate::canon::seed(s).map_err(|e| Refusal::Invalid(clip(&e, 300)));
+        let mut seeds: Vec<url::Url> = req.seeds.iter().map(canon).collect::<Result<_, _>>()?;
+        let more_from = req.from.iter().map(canon).collect::<Result<_, _>>()?;
+        if seeds.is_empty() && req.from.is_empty() {
+            let taxonomy = self.model.taxonomy();
+            for e in self.model.examples() {
+                let good = taxonomy
+                    .find(&e.topic)
+                    .is_ok_and(|t| taxonomy.is_effectively_good(t));
+                if let (true, Ok(u)) = (good, crate::canon::parse(&e.url)) {
+                    seeds.push(u);
+                }
+            }
+        }
+        Ok(crawl::Start {
+            seeds,
+            more_from,
+            retry_failed: req.retry_failed,
+        })
+    }
+
+    /// Runs the crawl on its own task: progress to the status and the browser, pages and hubs
+    /// pumped as events, and a last flush and `crawl_stopped` when it ends.
+    fn spawn_crawl(&mut self, store: Store, config: CrawlConfig) {
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let status = self.status.clone();
         let out = self.out.clone();
@@ -155,29 +155,20 @@ impl Session {
             ..config
         };
         let paths = self.paths.clone();
-        {
-            let mut st = status.lock().unwrap_or_else(|p| p.into_inner());
-            st.state = "running";
-        }
+        status.lock().unwrap_or_else(|p| p.into_inner()).state = "running";
         let task = tokio::spawn(async move {
             let cursor = Arc::new(Mutex::new(Cursor::start(&paths)));
             let pump = tokio::spawn(pump_events(paths.clone(), out.clone(), cursor.clone()));
-            let st2 = status.clone();
-            let out2 = out.clone();
-            let result = crawl::run(
-                store,
-                classifier,
-                config,
-                async {
-                    let _ = stop_rx.await;
-                },
-                move |p| {
-                    let mut st = st2.lock().unwrap_or_else(|e| e.into_inner());
-                    st.progress = p.clone();
-                    // Progress is periodic: when the browser is behind, this one is skipped.
-                    let _ = out2.try_send(json!({"type": "progress", "status": st.json()}));
-                },
-            )
+            let (st2, out2) = (status.clone(), out.clone());
+            let stop = async {
+                let _ = stop_rx.await;
+            };
+            let result = crawl::run(store, classifier, config, stop, move |p| {
+                let mut st = st2.lock().unwrap_or_else(|e| e.into_inner());
+                st.progress = p.clone();
+                // Progress is periodic: when the browser is behind, this one is skipped.
+                let _ = out2.try_send(Outgoing::Progress { status: st.view() });
+            })
             .await;
             pump.abort();
             let _ = pump.await;
@@ -186,7 +177,7 @@ impl Session {
                     let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
                     st.progress = p.clone();
                     // The final counts, even for a crawl shorter than one progress period.
-                    let _ = out.try_send(json!({"type": "progress", "status": st.json()}));
+                    let _ = out.try_send(Outgoing::Progress { status: st.view() });
                     format!("{r:?}")
                 }
                 Err(e) => format!("Error: {e}"),
@@ -199,21 +190,18 @@ impl Session {
                 let _ = flush_events(&p, &o, &mut c);
             })
             .await;
-            let st = {
+            let status = {
                 let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
                 st.state = "idle";
-                st.json()
+                st.view()
             };
-            let _ = out
-                .send(json!({"type": "crawl_stopped", "reason": reason, "status": st}))
-                .await;
+            let _ = out.send(Outgoing::CrawlStopped { reason, status }).await;
         });
         self.crawl = Some(RunningCrawl {
             stop: Some(stop_tx),
             judge: judge_tx,
             task,
         });
-        Ok(json!({"started": true, "retried": retried, "queued": queued, "status": self.status()}))
     }
 
     /// Asks the running crawl to stop and waits a few seconds for it: the crawl cancels its

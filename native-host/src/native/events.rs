@@ -37,16 +37,25 @@ pub(super) fn read_only(paths: &HostPaths) -> Result<ReadOnly, crate::store::Sto
 }
 
 /// A fetched page as the browser gets it (the title clipped).
-fn page_json(p: PageRow) -> Value {
-    let title = p.title.map(|t| clip(&t, MAX_TITLE_CHARS));
-    json!({"seq": p.seq, "url": p.url, "relevance": p.relevance, "title": title})
+fn page_view(p: PageRow) -> PageView {
+    PageView {
+        seq: p.seq,
+        url: p.url,
+        relevance: p.relevance,
+        title: p.title.map(|t| clip(&t, MAX_TITLE_CHARS)),
+    }
+}
+
+/// Roughly the bytes a page takes in an event (titles are clipped to `MAX_TITLE_CHARS`).
+fn page_size(p: &PageView) -> usize {
+    p.url.len() + p.title.as_ref().map_or(0, |t| t.len()) + 64
 }
 
 /// The last `limit` fetched pages, oldest first, as many as fit one reply.
 pub(super) fn recent_pages(
     paths: &HostPaths,
     limit: i64,
-) -> Result<Vec<Value>, crate::store::StoreError> {
+) -> Result<Vec<PageView>, crate::store::StoreError> {
     if !paths.db().exists() {
         return Ok(Vec::new());
     }
@@ -54,8 +63,8 @@ pub(super) fn recent_pages(
     // Newest first until the reply's budget is spent: it must fit in one frame.
     let mut v = Vec::new();
     let mut size = 0;
-    for row in rows.into_iter().map(page_json) {
-        size += row.to_string().len();
+    for row in rows.into_iter().map(page_view) {
+        size += page_size(&row);
         if size > EVENT_BYTES * 3 {
             break;
         }
@@ -66,17 +75,24 @@ pub(super) fn recent_pages(
 }
 
 /// The last distillation's top hubs and authorities (zero scores left out), with titles.
-pub(super) fn hubs(paths: &HostPaths, top: usize) -> Result<Value, crate::store::StoreError> {
+pub(super) fn hubs(paths: &HostPaths, top: usize) -> Result<HubsView, crate::store::StoreError> {
     if !paths.db().exists() {
-        return Ok(json!({"hubs": [], "authorities": []}));
+        return Ok(HubsView::default());
     }
     let ro = read_only(paths)?;
-    let list = |ranking| -> Result<Vec<Value>, crate::store::StoreError> {
+    let list = |ranking| -> Result<Vec<HubView>, crate::store::StoreError> {
         Ok((ro.read().ranked(ranking, Some(top))?.into_iter())
-            .map(|p| json!({"url": p.url, "score": p.score, "title": p.title}))
+            .map(|p| HubView {
+                url: p.url,
+                score: p.score,
+                title: p.title,
+            })
             .collect())
     };
-    Ok(json!({"hubs": list(Ranking::Hubs)?, "authorities": list(Ranking::Authorities)?}))
+    Ok(HubsView {
+        hubs: list(Ranking::Hubs)?,
+        authorities: list(Ranking::Authorities)?,
+    })
 }
 
 /// How far the event stream has got: the last page sent, the last distillation sent.
@@ -102,7 +118,7 @@ impl Cursor {
 /// Sends the pages fetched since the cursor and, when the distiller ran again, the hubs.
 pub(super) fn flush_events(
     paths: &HostPaths,
-    out: &mpsc::Sender<Value>,
+    out: &mpsc::Sender<Outgoing>,
     cursor: &mut Cursor,
 ) -> Result<(), crate::store::StoreError> {
     let ro = read_only(paths)?;
@@ -112,28 +128,23 @@ pub(super) fn flush_events(
     let mut size = 0;
     for p in db.pages_since(cursor.seq, 2000)? {
         cursor.seq = p.seq;
-        size += p.url.len()
-            + p.title
-                .as_ref()
-                .map_or(0, |t| t.len().min(MAX_TITLE_CHARS * 4))
-            + 64;
-        pages.push(page_json(p));
+        let p = page_view(p);
+        size += page_size(&p);
+        pages.push(p);
         if size > EVENT_BYTES {
-            let _ =
-                out.blocking_send(json!({"type": "pages", "pages": std::mem::take(&mut pages)}));
+            let pages = std::mem::take(&mut pages);
+            let _ = out.blocking_send(Outgoing::Pages { pages });
             size = 0;
         }
     }
     if !pages.is_empty() {
-        let _ = out.blocking_send(json!({"type": "pages", "pages": pages}));
+        let _ = out.blocking_send(Outgoing::Pages { pages });
     }
     let at = db.distilled_at();
     if at.is_some() && at != cursor.distilled_at {
         cursor.distilled_at = at;
         if let Ok(h) = hubs(paths, 20) {
-            let _ = out.blocking_send(
-                json!({"type": "hubs", "hubs": h["hubs"], "authorities": h["authorities"]}),
-            );
+            let _ = out.blocking_send(Outgoing::Hubs(h));
         }
     }
     Ok(())
@@ -142,7 +153,7 @@ pub(super) fn flush_events(
 /// Streams `pages` and `hubs` events while a crawl runs.
 pub(super) async fn pump_events(
     paths: HostPaths,
-    out: mpsc::Sender<Value>,
+    out: mpsc::Sender<Outgoing>,
     cursor: Arc<Mutex<Cursor>>,
 ) {
     loop {

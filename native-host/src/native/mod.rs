@@ -7,25 +7,33 @@
 
 use crate::crawl::{self, ApprenticeConfig, CrawlConfig, Mode, Progress};
 use crate::framing::{self, Frame, FrameError};
-use crate::store::{NewUrl, PageRow, Ranking, ReadOnly, Store};
+use crate::store::{PageRow, Ranking, ReadOnly, Store};
 use base64::Engine;
-use forager_classifier::Model;
-use serde_json::{json, Value};
+use forager_classifier::{Model, TopicId, TopicInfo};
+use serde_json::Value;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 mod crawl_task;
+mod edits;
 mod events;
+mod export;
 mod protocol;
+mod reply;
 mod session;
+#[cfg(test)]
+mod tests;
 
 use crawl_task::*;
 use events::*;
+use export::*;
 use session::*;
 
 pub use protocol::{Request, StartCrawl};
+pub use reply::{HubView, HubsView, Outgoing, PageView, Refusal, RefusalCode, Reply, StatusView};
 
 /// Protocol version spoken by this host.
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -92,9 +100,6 @@ pub fn starter_model() -> Model {
     Model::from_bytes(STARTER_MODEL).unwrap_or_default()
 }
 
-/// A request the host refuses, with the reason for the reply.
-type Refusal = String;
-
 /// Fetched pages between the distillations of the browser's crawls (the side panel says when
 /// hubs appear from the `distill_every` of the status).
 const DISTILL_EVERY: u64 = 200;
@@ -116,46 +121,22 @@ enum Incoming {
 /// Serves one browser connection on stdin/stdout until the browser disconnects; returns the
 /// process exit code (0 at a clean end, 1 after a corrupt stream).
 pub async fn serve_stdio(paths: HostPaths) -> i32 {
+    serve(paths, std::io::stdin(), std::io::stdout()).await
+}
+
+/// Serves one connection: framed requests read from `input`, replies and events written to
+/// `output`, until `input` ends; returns 0 at a clean end, 1 after a corrupt stream.
+pub async fn serve(
+    paths: HostPaths,
+    input: impl Read + Send + 'static,
+    output: impl Write + Send + 'static,
+) -> i32 {
     // Bounded: a browser that does not read its replies slows itself down (the host stops
     // reading its requests), it does not grow the host's memory.
-    let (out_tx, mut out_rx) = mpsc::channel::<Value>(OUT_QUEUE);
-    let writer = std::thread::spawn(move || {
-        let stdout = std::io::stdout();
-        let mut w = stdout.lock();
-        while let Some(v) = out_rx.blocking_recv() {
-            if let Err(e) = framing::write_frame(&mut w, &v) {
-                if e.kind() == std::io::ErrorKind::InvalidInput {
-                    // Too large for the browser: say so instead of dropping silently.
-                    let id = v.get("id").cloned().unwrap_or(Value::Null);
-                    let msg =
-                        json!({"type": "reply", "id": id, "ok": false, "error": e.to_string()});
-                    if framing::write_frame(&mut w, &msg).is_err() {
-                        break;
-                    }
-                } else {
-                    break; // the browser went away
-                }
-            }
-        }
-    });
+    let (out_tx, out_rx) = mpsc::channel::<Outgoing>(OUT_QUEUE);
+    let writer = std::thread::spawn(move || write_frames(output, out_rx));
     let (in_tx, mut in_rx) = mpsc::channel::<Incoming>(16);
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut r = stdin.lock();
-        loop {
-            let item = match framing::read_frame(&mut r) {
-                Ok(Some(Frame::Message(b))) => Incoming::Message(b),
-                Ok(Some(Frame::Oversize(n))) => Incoming::Oversize(n),
-                Ok(None) => Incoming::End,
-                Err(FrameError::Truncated) => Incoming::End,
-                Err(e) => Incoming::Corrupt(e.to_string()),
-            };
-            let last = matches!(item, Incoming::End | Incoming::Corrupt(_));
-            if in_tx.blocking_send(item).is_err() || last {
-                break;
-            }
-        }
-    });
+    std::thread::spawn(move || read_frames(input, in_tx));
     let (model, model_error, may_save) = load_model(&paths);
     let mut session = Session {
         paths,
@@ -171,48 +152,18 @@ pub async fn serve_stdio(paths: HostPaths) -> i32 {
         let Some(item) = in_rx.recv().await else {
             break 0;
         };
+        let refuse = |why: String| Outgoing::reply(Value::Null, Err(Refusal::Invalid(why)));
         let reply = match item {
             Incoming::End => break 0,
             Incoming::Corrupt(why) => {
-                let _ = out_tx
-                    .send(json!({"type": "reply", "id": null, "ok": false,
-                        "error": format!("corrupt stream: {why}")}))
-                    .await;
+                let _ = out_tx.send(refuse(format!("corrupt stream: {why}"))).await;
                 break 1;
             }
-            Incoming::Oversize(n) => json!({"type": "reply", "id": null, "ok": false,
-                "error": format!("frame of {n} bytes is over the {} byte limit", framing::MAX_FROM_BROWSER)}),
-            Incoming::Message(b) => match serde_json::from_slice::<Value>(&b) {
-                Ok(v) if v.is_object() => {
-                    let id = v.get("id").cloned().unwrap_or(Value::Null);
-                    if !id.is_u64() && !id.is_i64() {
-                        json!({"type": "reply", "id": id, "ok": false, "error": "a request needs a numeric id"})
-                    } else {
-                        let stale = stale_edit(&session.model, &v);
-                        let outcome = match serde_json::from_value::<Request>(v) {
-                            Ok(_) if stale.is_some() => Err(stale.unwrap_or_default()),
-                            Ok(req) => session.handle(req).await,
-                            Err(e) => Err(if e.to_string().contains("unknown variant") {
-                                format!("unknown request type: {e}")
-                            } else {
-                                format!("malformed request: {e}")
-                            }),
-                        };
-                        match outcome {
-                            Ok(result) => {
-                                json!({"type": "reply", "id": id, "ok": true, "result": result})
-                            }
-                            Err(e) => json!({"type": "reply", "id": id, "ok": false, "error": e}),
-                        }
-                    }
-                }
-                Ok(_) => {
-                    json!({"type": "reply", "id": null, "ok": false, "error": "a message must be a JSON object"})
-                }
-                Err(e) => {
-                    json!({"type": "reply", "id": null, "ok": false, "error": format!("invalid JSON: {e}")})
-                }
-            },
+            Incoming::Oversize(n) => refuse(format!(
+                "frame of {n} bytes is over the {} byte limit",
+                framing::MAX_FROM_BROWSER
+            )),
+            Incoming::Message(b) => session.answer_frame(&b).await,
         };
         if out_tx.send(reply).await.is_err() {
             break 0;
@@ -232,4 +183,74 @@ pub async fn serve_stdio(paths: HostPaths) -> i32 {
         let _ = writer.join();
     }
     code
+}
+
+/// The writer thread: frames to `output` until the channel closes or the browser goes away.
+fn write_frames(mut output: impl Write, mut out_rx: mpsc::Receiver<Outgoing>) {
+    while let Some(msg) = out_rx.blocking_recv() {
+        match framing::write_frame(&mut output, &msg) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                // Too large for the browser: say so instead of dropping silently.
+                let id = msg.id().cloned().unwrap_or(Value::Null);
+                let why = Outgoing::reply(id, Err(Refusal::Failed(e.to_string())));
+                if framing::write_frame(&mut output, &why).is_err() {
+                    break;
+                }
+            }
+            Err(_) => break, // the browser went away
+        }
+    }
+}
+
+/// The reader thread: frames from `input` until it ends or is corrupt.
+fn read_frames(mut input: impl Read, in_tx: mpsc::Sender<Incoming>) {
+    loop {
+        let item = match framing::read_frame(&mut input) {
+            Ok(Some(Frame::Message(b))) => Incoming::Message(b),
+            Ok(Some(Frame::Oversize(n))) => Incoming::Oversize(n),
+            Ok(None) => Incoming::End,
+            Err(FrameError::Truncated) => Incoming::End,
+            Err(e) => Incoming::Corrupt(e.to_string()),
+        };
+        let last = matches!(item, Incoming::End | Incoming::Corrupt(_));
+        if in_tx.blocking_send(item).is_err() || last {
+            break;
+        }
+    }
+}
+
+impl Session {
+    /// The reply to one framed message: parsed, checked against a stale taxonomy, answered.
+    async fn answer_frame(&mut self, b: &[u8]) -> Outgoing {
+        let v = match serde_json::from_slice::<Value>(b) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                let why = "a message must be a JSON object".to_string();
+                return Outgoing::reply(Value::Null, Err(Refusal::Invalid(why)));
+            }
+            Err(e) => {
+                let why = format!("invalid JSON: {e}");
+                return Outgoing::reply(Value::Null, Err(Refusal::Invalid(why)));
+            }
+        };
+        let id = v.get("id").cloned().unwrap_or(Value::Null);
+        if !id.is_u64() && !id.is_i64() {
+            let why = "a request needs a numeric id".to_string();
+            return Outgoing::reply(id, Err(Refusal::Invalid(why)));
+        }
+        let stale = stale_edit(&self.model, &v);
+        let outcome = match (stale, serde_json::from_value::<Request>(v)) {
+            (Some(stale), Ok(_)) => Err(stale),
+            (None, Ok(req)) => self.handle(req).await,
+            (_, Err(e)) => Err(Refusal::Invalid(
+                if e.to_string().contains("unknown variant") {
+                    format!("unknown request type: {e}")
+                } else {
+                    format!("malformed request: {e}")
+                },
+            )),
+        };
+        Outgoing::reply(id, outcome)
+    }
 }

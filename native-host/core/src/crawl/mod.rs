@@ -2,7 +2,7 @@
 //! out batches of frontier URLs, one task per fetch (bounded by `concurrency`), parsing and
 //! classification on the blocking pool, results written back in batched transactions.
 
-use crate::store::{Store, StoreError};
+use crate::store::{CrawlDb, StoreError};
 use forager_classifier::Classifier;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,6 +13,7 @@ mod config;
 mod dispatch;
 mod open_world;
 pub mod policy;
+mod prepare;
 mod watchdog;
 mod worker;
 
@@ -25,6 +26,7 @@ pub use config::{
     ApprenticeConfig, CrawlConfig, Judge, Mode, OpenWorldConfig, Query, SharkParams,
     DEFAULT_APPRENTICE_WARMUP, DEFAULT_OPEN_WORLD_FIRST, DEFAULT_TEMPLATE_WEIGHT,
 };
+pub use prepare::{prepare, Prepared, Start};
 
 /// A snapshot of a running or finished crawl.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -90,34 +92,57 @@ pub enum StopReason {
     Offline,
 }
 
-/// Runs a store operation on the blocking pool so SQLite never stalls the runtime's threads;
-/// the store moves there and back.
-async fn blocking<T: Send + 'static>(
-    slot: &mut Option<Store>,
-    f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, StoreError> {
+/// Why a crawl could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum CrawlError {
+    /// The crawl database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The HTTP client could not be built from the fetch settings (a bad proxy URL, say).
+    #[error("fetcher: {0}")]
+    Fetcher(String),
+    /// The fetch log file could not be written.
+    #[error("fetch log {0}: {1}")]
+    FetchLog(String, std::io::Error),
+    /// The crawl's WARC archive could not be written (a full disk, say).
+    #[error("WARC archive: {0}")]
+    Archive(String),
+    /// The background of an open-world crawl could not be learned.
+    #[error("learning the background: {0}")]
+    Background(String),
+    /// A task of the crawl on the blocking pool panicked; the store it held is lost.
+    #[error("crawl database task failed: {0}")]
+    Task(String),
+}
+
+/// Runs a store operation on the blocking pool so the database never stalls the runtime's
+/// threads; the store moves there and back.
+async fn blocking<S: CrawlDb, T: Send + 'static, E: Into<CrawlError> + Send + 'static>(
+    slot: &mut Option<S>,
+    f: impl FnOnce(&mut S) -> Result<T, E> + Send + 'static,
+) -> Result<T, CrawlError> {
     let mut st = slot
         .take()
-        .ok_or_else(|| StoreError::Schema("crawl database lost after a failed write".into()))?;
+        .ok_or_else(|| CrawlError::Task("the crawl database was lost by an earlier one".into()))?;
     let (st, r) = tokio::task::spawn_blocking(move || {
         let r = f(&mut st);
         (st, r)
     })
     .await
-    .map_err(|e| StoreError::Schema(format!("database task failed: {e}")))?;
+    .map_err(|e| CrawlError::Task(e.to_string()))?;
     *slot = Some(st);
-    r
+    r.map_err(Into::into)
 }
 
 /// Runs a crawl on `store` until a stop condition; `on_progress` is called about once a
 /// second; `stop` ends the crawl gracefully when it resolves.
-pub async fn run(
-    store: Store,
+pub async fn run<S: CrawlDb>(
+    store: S,
     classifier: Arc<Classifier>,
     config: CrawlConfig,
     stop: impl std::future::Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
-) -> Result<(StopReason, Progress), crate::store::StoreError> {
+) -> Result<(StopReason, Progress), CrawlError> {
     let mut dog = watchdog::Watchdog::start(store, classifier, config).await?;
     tokio::pin!(stop);
     loop {
@@ -153,17 +178,17 @@ pub fn peak_rss() -> Option<u64> {
 }
 
 /// Stores a distillation and, when asked, feeds its top hubs' neighbours back to the frontier.
-async fn apply_distillation(
-    store: &mut Option<Store>,
+async fn apply_distillation<S: CrawlDb>(
+    store: &mut Option<S>,
     scores: crate::distiller::Scores,
     feedback: Option<usize>,
-) -> Result<(), StoreError> {
+) -> Result<(), CrawlError> {
     blocking(store, move |s| {
         s.save_distillation(&scores)?;
         if let Some(top) = feedback {
             s.boost_hub_neighbours(top)?;
         }
-        Ok(())
+        Ok::<_, StoreError>(())
     })
     .await
 }

@@ -2,8 +2,8 @@
 //! topics") is learned afresh from the crawl's own pages with the spy technique, fetched pages
 //! are re-judged with the new classifier and the frontier re-scored from them.
 
-use super::{blocking, Judge, Mode, OpenWorldConfig};
-use crate::store::{fnv64, Store, StoreError};
+use super::{blocking, CrawlError, Judge, Mode, OpenWorldConfig};
+use crate::store::{fnv64, CrawlDb, StoreError};
 use forager_classifier::{BackgroundReport, Scratch};
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
@@ -31,12 +31,12 @@ impl Learner {
     /// `frontier`) re-scores the frontier; returns the new judge (with the user's `marked`).
     pub(super) async fn learn(
         &mut self,
-        store: &mut Option<Store>,
+        store: &mut Option<impl CrawlDb>,
         marked: Arc<HashSet<String>>,
         frontier: bool,
-    ) -> Result<(Judge, BackgroundReport), StoreError> {
+    ) -> Result<(Judge, BackgroundReport), CrawlError> {
         let Some(cfg) = self.config.clone() else {
-            return Err(StoreError::Schema("open world is off".into()));
+            return Err(CrawlError::Background("open world is off".into()));
         };
         blocking(store, move |s| {
             let fetched = s.fetched()?.max(0) as u64;
@@ -44,13 +44,13 @@ impl Learner {
             let docs = sample_texts(s, cfg.options.max_docs)?;
             let report = model
                 .learn_background(docs, &cfg.options)
-                .map_err(|e| StoreError::Schema(format!("background: {e}")))?;
+                .map_err(|e| CrawlError::Background(e.to_string()))?;
             let judge = Judge {
                 classifier: model.classifier(),
                 not_relevant: marked,
             };
             rejudge(s, &judge, frontier)?;
-            Ok((judge, report, fetched))
+            Ok::<_, CrawlError>((judge, report, fetched))
         })
         .await
         .map(|(c, report, fetched)| {
@@ -63,7 +63,7 @@ impl Learner {
 /// Re-judges the crawl's fetched pages with `judge` and, when `frontier`, re-scores the
 /// frontier from them.
 pub(super) fn rejudge(
-    s: &mut Store,
+    s: &mut impl CrawlDb,
     judge: &Judge,
     frontier: bool,
 ) -> Result<(usize, usize), StoreError> {
@@ -79,7 +79,7 @@ pub(super) fn rejudge(
 
 /// Up to `max` fetched pages' (URL, text), the ones with the smallest URL hashes: a sample
 /// that does not depend on fetch order and holds only `max` texts in memory.
-fn sample_texts(s: &Store, max: usize) -> Result<Vec<(String, String)>, StoreError> {
+fn sample_texts(s: &impl CrawlDb, max: usize) -> Result<Vec<(String, String)>, StoreError> {
     let mut heap: BinaryHeap<(u64, String, String)> = BinaryHeap::new();
     s.for_each_fetched_text(|url, text| {
         let h = fnv64(url);

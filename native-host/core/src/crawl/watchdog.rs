@@ -6,13 +6,13 @@
 use super::dispatch::Dispatcher;
 use super::worker::Shared;
 use super::{
-    apply_distillation, blocking, open_world, CrawlConfig, Judge, Mode, Progress, StopReason,
-    MAX_PARKED, STOP_GRACE,
+    apply_distillation, blocking, open_world, CrawlConfig, CrawlError, Judge, Mode, Progress,
+    StopReason, MAX_PARKED, STOP_GRACE,
 };
 use crate::distiller::Scores;
 use crate::fetch::Fetcher;
 use crate::robots::RobotsCache;
-use crate::store::{self, Outcome, Store, StoreError};
+use crate::store::{self, CrawlDb, Outcome};
 use forager_classifier::apprentice::Apprentice;
 use forager_classifier::Classifier;
 use std::collections::VecDeque;
@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
 /// The crawl loop's state between steps.
-pub(super) struct Watchdog {
+pub(super) struct Watchdog<S: CrawlDb> {
     config: CrawlConfig,
-    store: Option<Store>,
+    store: Option<S>,
     sh: Arc<Shared>,
     workers: Dispatcher,
     warc_task: Option<JoinHandle<std::io::Result<Vec<PathBuf>>>>,
@@ -53,14 +53,14 @@ pub(super) struct Watchdog {
     in_flight: usize,
 }
 
-impl Watchdog {
+impl<S: CrawlDb> Watchdog<S> {
     /// Prepares a crawl of `store`: the fetcher, the WARC writer, the shared state of the
     /// workers, the fetch log and the apprentice.
     pub(super) async fn start(
-        store: Store,
+        mut store: S,
         classifier: Arc<Classifier>,
         mut config: CrawlConfig,
-    ) -> Result<Watchdog, StoreError> {
+    ) -> Result<Watchdog<S>, CrawlError> {
         if config.deterministic {
             // A reproducible order needs one fetch at a time, whatever concurrency was asked.
             config.concurrency = 1;
@@ -72,7 +72,7 @@ impl Watchdog {
             }
         }
         let fetcher =
-            Fetcher::new(config.fetch.clone()).map_err(|e| StoreError::Schema(e.to_string()))?;
+            Fetcher::new(config.fetch.clone()).map_err(|e| CrawlError::Fetcher(e.to_string()))?;
         let (warc_tx, warc_task) = match config.warc.clone() {
             Some(c) => {
                 let (tx, rx) = tokio::sync::mpsc::channel(64);
@@ -100,7 +100,7 @@ impl Watchdog {
             apprentice: RwLock::new(Arc::new(initial.clone().unwrap_or_default())),
         });
         let log = fetch_log(&config, &store)?;
-        store.set_meta("mode", format!("{:?}", config.mode))?;
+        store.set_mode(&format!("{:?}", config.mode))?;
         let mut store = Some(store);
         // It starts from the offline-trained one, or on resume from the instances recorded.
         let learner = match (config.apprentice.as_ref(), initial) {
@@ -145,7 +145,7 @@ impl Watchdog {
 
     /// Stop conditions: the crawler gave up, a stop is overdue (what was fetched is recorded,
     /// the rest goes back to the frontier), or a page or time budget is spent.
-    pub(super) async fn checkpoint(&mut self) -> Result<(), StoreError> {
+    pub(super) async fn checkpoint(&mut self) -> Result<(), CrawlError> {
         if self.reason.is_none() {
             self.workers.unpark();
         }
@@ -178,7 +178,7 @@ impl Watchdog {
     }
 
     /// Checks work out of the frontier for idle workers, within the page budget.
-    pub(super) async fn checkout(&mut self) -> Result<(), StoreError> {
+    pub(super) async fn checkout(&mut self) -> Result<(), CrawlError> {
         if self.reason.is_some() {
             return Ok(());
         }
@@ -247,7 +247,7 @@ impl Watchdog {
 
     /// Records the pending outcomes when enough have gathered, then lets the apprentice,
     /// the judge, the background and the distiller catch up with them.
-    pub(super) async fn flush(&mut self) -> Result<(), StoreError> {
+    pub(super) async fn flush(&mut self) -> Result<(), CrawlError> {
         let due = self.pending.len() >= 64
             || self.in_flight == 0
             || self.last_flush.elapsed() > Duration::from_millis(200);
@@ -303,7 +303,7 @@ impl Watchdog {
         &mut self,
         instances: &[store::Instance],
         fetched: u64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), CrawlError> {
         let Some(cfg) = &self.config.apprentice else {
             return Ok(());
         };
@@ -335,7 +335,7 @@ impl Watchdog {
     }
 
     /// The user changed the model (a "not relevant" mark): judge everything again with it.
-    async fn rejudge(&mut self) -> Result<(), StoreError> {
+    async fn rejudge(&mut self) -> Result<(), CrawlError> {
         let updated = (self.config.judge_updates.as_mut())
             .filter(|rx| rx.has_changed().unwrap_or(false))
             .map(|rx| rx.borrow_and_update().clone());
@@ -352,7 +352,7 @@ impl Watchdog {
     }
 
     /// Open-world crawls learn their background again at each doubling of the fetched pages.
-    async fn learn_background(&mut self) -> Result<(), StoreError> {
+    async fn learn_background(&mut self) -> Result<(), CrawlError> {
         if !self.open_world.due(self.progress.fetched) {
             return Ok(());
         }
@@ -371,7 +371,7 @@ impl Watchdog {
 
     /// Every `distill_every` pages the distiller runs on the crawl graph: beside the crawl,
     /// or inline when the order must be reproducible.
-    async fn distill(&mut self, fetched: u64) -> Result<(), StoreError> {
+    async fn distill(&mut self, fetched: u64) -> Result<(), CrawlError> {
         self.since_distill += fetched;
         let due = (self.config.distill_every).is_some_and(|n| self.since_distill >= n);
         if !due || self.distilling.is_some() {
@@ -396,7 +396,7 @@ impl Watchdog {
     }
 
     /// Applies a distillation that finished beside the crawl.
-    pub(super) async fn reap_distillation(&mut self) -> Result<(), StoreError> {
+    pub(super) async fn reap_distillation(&mut self) -> Result<(), CrawlError> {
         if !self.distilling.as_ref().is_some_and(|h| h.is_finished()) {
             return Ok(());
         }
@@ -414,7 +414,7 @@ impl Watchdog {
     pub(super) async fn report(
         &mut self,
         on_progress: &mut impl FnMut(&Progress),
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), CrawlError> {
         if self.last_report.elapsed() < self.config.progress_every {
             return Ok(());
         }
@@ -431,7 +431,7 @@ impl Watchdog {
     }
 
     /// The counters read from the store and the workers, and the monitor's alarms.
-    async fn snapshot(&mut self, in_flight: usize) -> Result<(), StoreError> {
+    async fn snapshot(&mut self, in_flight: usize) -> Result<(), CrawlError> {
         self.progress.frontier = blocking(&mut self.store, |s| s.frontier_len()).await?;
         self.progress.given_up = blocking(&mut self.store, |s| s.given_up()).await? as u64;
         self.progress.in_flight = in_flight;
@@ -451,7 +451,7 @@ impl Watchdog {
     pub(super) async fn finish(
         mut self,
         reason: StopReason,
-    ) -> Result<(StopReason, Progress), StoreError> {
+    ) -> Result<(StopReason, Progress), CrawlError> {
         if let Some(h) = self.distilling.take() {
             let _ = h.await;
         }
@@ -477,8 +477,8 @@ impl Watchdog {
         );
         if let Some(t) = self.warc_task {
             t.await
-                .map_err(|e| StoreError::Archive(e.to_string()))?
-                .map_err(|e| StoreError::Archive(e.to_string()))?;
+                .map_err(|e| CrawlError::Archive(e.to_string()))?
+                .map_err(|e| CrawlError::Archive(e.to_string()))?;
         }
         Ok((reason, self.progress))
     }
@@ -488,12 +488,12 @@ impl Watchdog {
 /// came between a commit and the log write.
 fn fetch_log(
     config: &CrawlConfig,
-    store: &Store,
-) -> Result<Option<std::io::BufWriter<std::fs::File>>, StoreError> {
+    store: &impl CrawlDb,
+) -> Result<Option<std::io::BufWriter<std::fs::File>>, CrawlError> {
     let Some(p) = &config.fetch_log else {
         return Ok(None);
     };
-    let io = |e: std::io::Error| StoreError::Schema(format!("{}: {e}", p.display()));
+    let io = |e: std::io::Error| CrawlError::FetchLog(p.display().to_string(), e);
     let mut w = std::io::BufWriter::new(std::fs::File::create(p).map_err(io)?);
     for u in store.fetched_urls()? {
         writeln!(w, "{u}").map_err(io)?;

@@ -5,6 +5,7 @@
 //! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
 
 mod aside;
+mod crawl_db;
 mod frontier;
 mod judge;
 mod mining;
@@ -13,7 +14,8 @@ mod record;
 
 use frontier::Caches;
 
-pub use judge::fetched_text_of;
+pub use crawl_db::CrawlDb;
+pub use judge::{fetched_text_of, Verdict};
 pub use mining::{each_fetched_text, graph_of};
 pub use read::{Counts, FetchedRow, PageRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
@@ -32,9 +34,6 @@ pub enum StoreError {
     /// Another crawl (this process or another) is writing the database: one writer only.
     #[error("crawl database {0} is in use by another crawl (it may still be stopping); try again when it has stopped")]
     Locked(String),
-    /// The crawl's WARC archive could not be written (a full disk, say).
-    #[error("WARC archive: {0}")]
-    Archive(String),
     /// A file of the crawl database could not be moved.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
