@@ -150,15 +150,22 @@ impl Session {
         let classifier = self.model.classifier();
         let (judge_tx, judge_rx) =
             tokio::sync::watch::channel(crate::crawl::Judge::of(&mut self.model));
+        let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
         let config = CrawlConfig {
             judge_updates: Some(judge_rx),
+            events: Some(events_tx),
             ..config
         };
         let paths = self.paths.clone();
         status.lock().unwrap_or_else(|p| p.into_inner()).state = "running";
         let task = tokio::spawn(async move {
             let cursor = Arc::new(Mutex::new(Cursor::start(&paths)));
-            let pump = tokio::spawn(pump_events(paths.clone(), out.clone(), cursor.clone()));
+            let pump = tokio::spawn(pump_events(
+                paths.clone(),
+                out.clone(),
+                cursor.clone(),
+                events_rx,
+            ));
             let (st2, out2) = (status.clone(), out.clone());
             let stop = async {
                 let _ = stop_rx.await;

@@ -1,5 +1,5 @@
-//! What the host tells the browser unasked: crawl progress, newly fetched pages and hubs,
-//! read from the crawl database and pumped to the writer.
+//! What the host tells the browser unasked: crawl progress, and the newly fetched pages and
+//! hubs the crawl reports as it records them (`CrawlEvent`), pumped to the writer.
 
 use super::*;
 
@@ -37,7 +37,7 @@ pub(super) fn read_only(paths: &HostPaths) -> Result<ReadOnly, crate::store::Sto
 }
 
 /// A fetched page as the browser gets it (the title clipped).
-fn page_view(p: PageRow) -> PageView {
+fn page_view(p: FetchedPage) -> PageView {
     PageView {
         seq: p.seq,
         url: p.url,
@@ -115,7 +115,8 @@ impl Cursor {
     }
 }
 
-/// Sends the pages fetched since the cursor and, when the distiller ran again, the hubs.
+/// Sends the pages fetched since the cursor, read from the database, and, when the distiller
+/// ran again, the hubs: the catch-up after events were dropped, and the last flush of a crawl.
 pub(super) fn flush_events(
     paths: &HostPaths,
     out: &mpsc::Sender<Outgoing>,
@@ -123,45 +124,92 @@ pub(super) fn flush_events(
 ) -> Result<(), crate::store::StoreError> {
     let ro = read_only(paths)?;
     let db = ro.read();
-    // Events are cut to stay well under the browser's 1 MB frame limit, whatever the titles.
-    let mut pages = Vec::new();
-    let mut size = 0;
-    for p in db.pages_since(cursor.seq, 2000)? {
-        cursor.seq = p.seq;
-        let p = page_view(p);
-        size += page_size(&p);
-        pages.push(p);
-        if size > EVENT_BYTES {
-            let pages = std::mem::take(&mut pages);
-            let _ = out.blocking_send(Outgoing::Pages { pages });
-            size = 0;
+    loop {
+        let rows = db.pages_since(cursor.seq, 2000)?;
+        if rows.is_empty() {
+            break;
         }
-    }
-    if !pages.is_empty() {
-        let _ = out.blocking_send(Outgoing::Pages { pages });
+        let pages: Vec<PageView> = rows.into_iter().map(page_view).collect();
+        send_pages(out, cursor, pages);
     }
     let at = db.distilled_at();
     if at.is_some() && at != cursor.distilled_at {
         cursor.distilled_at = at;
-        if let Ok(h) = hubs(paths, 20) {
-            let _ = out.blocking_send(Outgoing::Hubs(h));
-        }
+        send_hubs(paths, out);
     }
     Ok(())
 }
 
-/// Streams `pages` and `hubs` events while a crawl runs.
+/// Sends `pages` (those after the cursor) in events cut to stay well under the browser's 1 MB
+/// frame limit, whatever the titles; blocks while the browser is behind.
+fn send_pages(out: &mpsc::Sender<Outgoing>, cursor: &mut Cursor, pages: Vec<PageView>) {
+    let mut batch = Vec::new();
+    let mut size = 0;
+    for p in pages {
+        if p.seq <= cursor.seq {
+            continue; // sent already
+        }
+        cursor.seq = p.seq;
+        size += page_size(&p);
+        batch.push(p);
+        if size > EVENT_BYTES {
+            let pages = std::mem::take(&mut batch);
+            let _ = out.blocking_send(Outgoing::Pages { pages });
+            size = 0;
+        }
+    }
+    if !batch.is_empty() {
+        let _ = out.blocking_send(Outgoing::Pages { pages: batch });
+    }
+}
+
+/// Sends the last distillation's top hubs and authorities.
+fn send_hubs(paths: &HostPaths, out: &mpsc::Sender<Outgoing>) {
+    if let Ok(h) = hubs(paths, 20) {
+        let _ = out.blocking_send(Outgoing::Hubs(h));
+    }
+}
+
+/// Passes one event of the crawl on to the browser. Pages come as the crawl recorded them;
+/// a gap in their sequence numbers (events dropped while the browser was behind) is filled
+/// from the database first, so the browser sees every page once, in order.
+pub(super) fn forward(
+    paths: &HostPaths,
+    out: &mpsc::Sender<Outgoing>,
+    cursor: &mut Cursor,
+    ev: CrawlEvent,
+) {
+    match ev {
+        CrawlEvent::Pages(pages) => {
+            let first = pages.first().map_or(i64::MAX, |p| p.seq);
+            if first > cursor.seq + 1 {
+                let _ = flush_events(paths, out, cursor);
+            }
+            send_pages(out, cursor, pages.into_iter().map(page_view).collect());
+        }
+        CrawlEvent::Distilled => {
+            let at = read_only(paths)
+                .ok()
+                .and_then(|db| db.read().distilled_at());
+            cursor.distilled_at = at.or(cursor.distilled_at);
+            send_hubs(paths, out);
+        }
+    }
+}
+
+/// Streams `pages` and `hubs` events as the crawl reports them.
 pub(super) async fn pump_events(
     paths: HostPaths,
     out: mpsc::Sender<Outgoing>,
     cursor: Arc<Mutex<Cursor>>,
+    mut events: mpsc::Receiver<CrawlEvent>,
 ) {
-    loop {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+    while let Some(ev) = events.recv().await {
         let (p, o, c) = (paths.clone(), out.clone(), cursor.clone());
+        // Off the runtime: a catch-up reads the database, and sends block on the bounded queue.
         let _ = tokio::task::spawn_blocking(move || {
             let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = flush_events(&p, &o, &mut c);
+            forward(&p, &o, &mut c, ev);
         })
         .await;
     }

@@ -5,9 +5,9 @@
 //! One thread reads frames from stdin, one writes frames to stdout; requests are handled in
 //! order on the async runtime, and crawl events flow to the writer through the same channel.
 
-use crate::crawl::{self, ApprenticeConfig, CrawlConfig, Mode, Progress};
+use crate::crawl::{self, ApprenticeConfig, CrawlConfig, CrawlEvent, Mode, Progress};
 use crate::framing::{self, Frame, FrameError};
-use crate::store::{PageRow, Ranking, ReadOnly, Store};
+use crate::store::{FetchedPage, Ranking, ReadOnly, Store};
 use base64::Engine;
 use forager_classifier::{Model, TopicId, TopicInfo};
 use serde_json::Value;
@@ -41,6 +41,9 @@ pub const PROTOCOL_VERSION: u64 = 1;
 const MODEL_CHUNK: usize = 512 * 1024;
 /// Messages waiting for the browser before the host stops taking requests.
 const OUT_QUEUE: usize = 32;
+/// Crawl events waiting for the browser before the crawl drops them (the pages are read
+/// again from the database when the browser catches up).
+const EVENT_QUEUE: usize = 64;
 /// Rough size at which a `pages` event is cut.
 const EVENT_BYTES: usize = 256 * 1024;
 /// Longest title sent to the browser, in characters.

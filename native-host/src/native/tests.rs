@@ -128,3 +128,50 @@ fn refusals_carry_their_kind_and_replies_their_typed_shape() {
     assert_eq!(host.join().unwrap(), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn dropped_page_events_are_filled_from_the_database_once_and_in_order() {
+    use crate::store::{DocStatus, NewUrl, Outcome};
+    let dir = tmp("gap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths = HostPaths { dir: dir.clone() };
+    let mut store = Store::open(&paths.db()).unwrap();
+    let seeds: Vec<NewUrl> = (0..5)
+        .map(|i| NewUrl::seed(&url::Url::parse(&format!("http://p{i}.test/")).unwrap()))
+        .collect();
+    store.add_seeds(&seeds).unwrap();
+    let work = store.checkout(10).unwrap();
+    let outcome = |i: usize| Outcome {
+        oid: work[i].oid,
+        status: DocStatus::Fetched,
+        relevance: 0.5,
+        title: Some(format!("page {i}")),
+        ..Outcome::default()
+    };
+    let first = store.record(&[outcome(0), outcome(1), outcome(2)]).unwrap();
+    let last = store.record(&[outcome(3), outcome(4)]).unwrap();
+    drop(store);
+    let (out, mut rx) = mpsc::channel(16);
+    let mut cursor = Cursor::default();
+    // The first batch's event was dropped (the browser was behind); the second arrives.
+    forward(
+        &paths,
+        &out,
+        &mut cursor,
+        CrawlEvent::Pages(last.fetched.clone()),
+    );
+    // A late duplicate of the first batch is not sent again.
+    forward(&paths, &out, &mut cursor, CrawlEvent::Pages(first.fetched));
+    drop(out);
+    let mut seqs = Vec::new();
+    while let Some(ev) = rx.blocking_recv() {
+        match ev {
+            Outgoing::Pages { pages } => seqs.extend(pages.iter().map(|p| p.seq)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let want: Vec<i64> = (1..=5).collect();
+    assert_eq!(seqs, want);
+    assert_eq!(cursor.seq, last.fetched.last().unwrap().seq);
+    let _ = std::fs::remove_dir_all(&dir);
+}

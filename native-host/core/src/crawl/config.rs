@@ -123,6 +123,15 @@ impl Query {
     }
 }
 
+/// What a crawl tells as it goes, beside its periodic progress.
+#[derive(Clone, Debug)]
+pub enum CrawlEvent {
+    /// Pages just recorded, in fetch order.
+    Pages(Vec<crate::store::FetchedPage>),
+    /// A distillation was stored: the hubs and authorities changed.
+    Distilled,
+}
+
 /// Crawl settings.
 #[derive(Clone, Debug)]
 pub struct CrawlConfig {
@@ -180,6 +189,10 @@ pub struct CrawlConfig {
     /// A new judge sent here (after the user marks a page "not relevant", say) replaces the
     /// crawl's: fetched pages are re-judged and the frontier re-scored.
     pub judge_updates: Option<tokio::sync::watch::Receiver<Judge>>,
+    /// Where the crawl tells what it records as it records it (the browser's side panel).
+    /// Never waits: an event that finds the channel full is dropped, and the receiver sees
+    /// the gap in the pages' sequence numbers (the database has them).
+    pub events: Option<tokio::sync::mpsc::Sender<CrawlEvent>>,
     /// How failures are blamed on URLs, hosts or the crawler, and the backoffs that follow.
     pub blame: super::blame::BlameParams,
 }
@@ -314,6 +327,7 @@ impl Default for CrawlConfig {
             revisit_after: Duration::from_secs(3600),
             open_world: None,
             judge_updates: None,
+            events: None,
             blame: Default::default(),
         }
     }

@@ -23,7 +23,7 @@ const STOP_GRACE: Duration = Duration::from_secs(1);
 const MAX_PARKED: usize = 10_000;
 
 pub use config::{
-    ApprenticeConfig, CrawlConfig, Judge, Mode, OpenWorldConfig, Query, SharkParams,
+    ApprenticeConfig, CrawlConfig, CrawlEvent, Judge, Mode, OpenWorldConfig, Query, SharkParams,
     DEFAULT_APPRENTICE_WARMUP, DEFAULT_OPEN_WORLD_FIRST, DEFAULT_TEMPLATE_WEIGHT,
 };
 pub use prepare::{prepare, Prepared, Start};

@@ -6,8 +6,8 @@
 use super::dispatch::Dispatcher;
 use super::worker::Shared;
 use super::{
-    apply_distillation, blocking, open_world, CrawlConfig, CrawlError, Judge, Mode, Progress,
-    StopReason, MAX_PARKED, STOP_GRACE,
+    apply_distillation, blocking, open_world, CrawlConfig, CrawlError, CrawlEvent, Judge, Mode,
+    Progress, StopReason, MAX_PARKED, STOP_GRACE,
 };
 use crate::distiller::Scores;
 use crate::fetch::Fetcher;
@@ -261,19 +261,30 @@ impl<S: CrawlDb> Watchdog<S> {
         self.progress.fetched += fetched;
         self.progress.revisits += rec.revisited as u64;
         self.progress.changed += rec.changed as u64;
+        if !rec.fetched.is_empty() {
+            self.tell(|| CrawlEvent::Pages(rec.fetched.clone()));
+        }
         self.retrain(&rec.instances, fetched).await?;
         self.rejudge().await?;
         self.learn_background().await?;
         self.distill(fetched).await?;
         if let Some(l) = self.log.as_mut() {
-            for (_, u) in &rec.fetched {
-                let _ = writeln!(l, "{u}");
+            for p in &rec.fetched {
+                let _ = writeln!(l, "{}", p.url);
             }
             let _ = l.flush();
         }
         self.frontier_dry = false;
         self.last_flush = Instant::now();
         Ok(())
+    }
+
+    /// Tells `config.events` what happened, never waiting: when the receiver is behind, the
+    /// event is dropped (pages can be read again from the database by sequence number).
+    fn tell(&self, event: impl FnOnce() -> CrawlEvent) {
+        if let Some(tx) = &self.config.events {
+            let _ = tx.try_send(event());
+        }
     }
 
     /// Error counts by kind, and the relevance history the monitor watches.
@@ -388,6 +399,7 @@ impl<S: CrawlDb> Watchdog<S> {
             if let Ok(scores) = job.await {
                 apply_distillation(&mut self.store, scores, self.config.hub_feedback).await?;
                 self.progress.distillations += 1;
+                self.tell(|| CrawlEvent::Distilled);
             }
         } else {
             self.distilling = Some(job);
@@ -406,6 +418,7 @@ impl<S: CrawlDb> Watchdog<S> {
         } {
             apply_distillation(&mut self.store, scores, self.config.hub_feedback).await?;
             self.progress.distillations += 1;
+            self.tell(|| CrawlEvent::Distilled);
         }
         Ok(())
     }
@@ -466,6 +479,7 @@ impl<S: CrawlDb> Watchdog<S> {
             })
             .await?;
             self.progress.distillations += 1;
+            self.tell(|| CrawlEvent::Distilled);
         }
         self.snapshot(0).await?;
         drop(

@@ -17,7 +17,7 @@ use frontier::Caches;
 pub use crawl_db::CrawlDb;
 pub use judge::{fetched_text_of, Verdict};
 pub use mining::{each_fetched_text, graph_of};
-pub use read::{Counts, FetchedRow, PageRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
+pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 use thiserror::Error;
@@ -199,14 +199,27 @@ pub fn features_from_blob(b: &[u8]) -> Vec<u32> {
 /// What recording a batch produced.
 #[derive(Debug, Default)]
 pub struct Recorded {
-    /// (fetch sequence number, URL) of each newly fetched page, in order.
-    pub fetched: Vec<(i64, String)>,
+    /// Each newly fetched page, in fetch order.
+    pub fetched: Vec<FetchedPage>,
     /// Apprentice instances that became available: links whose both ends are now fetched.
     pub instances: Vec<Instance>,
     /// Revisits recorded.
     pub revisited: usize,
     /// Of those, pages whose content had changed.
     pub changed: usize,
+}
+
+/// A page as a batch recorded it: what the browser lists as the crawl goes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FetchedPage {
+    /// Fetch sequence number (consecutive over the database's newly fetched pages).
+    pub seq: i64,
+    /// URL.
+    pub url: String,
+    /// R(d).
+    pub relevance: f64,
+    /// Title, when it has one.
+    pub title: Option<String>,
 }
 
 /// A checked-out frontier entry.

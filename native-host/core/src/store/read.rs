@@ -2,7 +2,7 @@
 //! endpoint, the bench and the command line ask of a crawl. Every query of theirs lives here,
 //! so the schema has one door (`forager sql` aside, which runs the user's own SQL).
 
-use super::{DocStatus, Result, Store};
+use super::{DocStatus, FetchedPage, Result, Store};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
@@ -49,19 +49,6 @@ pub struct Counts {
     pub given_up: i64,
     /// Fetched pages with R(d) >= 0.5.
     pub relevant: i64,
-}
-
-/// A fetched page in fetch order.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PageRow {
-    /// Fetch sequence number.
-    pub seq: i64,
-    /// URL.
-    pub url: String,
-    /// R(d).
-    pub relevance: f64,
-    /// Title, when it has one.
-    pub title: Option<String>,
 }
 
 /// Which of the distiller's lists.
@@ -189,7 +176,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Up to `limit` pages fetched after `seq`, in fetch order.
-    pub fn pages_since(&self, seq: i64, limit: i64) -> Result<Vec<PageRow>> {
+    pub fn pages_since(&self, seq: i64, limit: i64) -> Result<Vec<FetchedPage>> {
         self.pages(
             "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
              ORDER BY fetch_seq LIMIT ?2",
@@ -199,7 +186,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The `limit` pages fetched last, newest first.
-    pub fn latest_pages(&self, limit: i64) -> Result<Vec<PageRow>> {
+    pub fn latest_pages(&self, limit: i64) -> Result<Vec<FetchedPage>> {
         self.pages(
             "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
              ORDER BY fetch_seq DESC LIMIT ?2",
@@ -208,10 +195,10 @@ impl<'a> Reader<'a> {
         )
     }
 
-    fn pages(&self, sql: &str, seq: i64, limit: i64) -> Result<Vec<PageRow>> {
+    fn pages(&self, sql: &str, seq: i64, limit: i64) -> Result<Vec<FetchedPage>> {
         let mut st = self.conn.prepare(sql)?;
         let rows = st.query_map(params![seq, limit], |r| {
-            Ok(PageRow {
+            Ok(FetchedPage {
                 seq: r.get(0)?,
                 url: r.get(1)?,
                 relevance: r.get(2)?,

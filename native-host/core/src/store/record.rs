@@ -3,8 +3,8 @@
 
 use super::frontier::{enqueue, Caches, Known};
 use super::{
-    features_from_blob, now, DocStatus, Instance, NewUrl, Outcome, Recorded, Result, Store,
-    MAX_TRIES,
+    features_from_blob, now, DocStatus, FetchedPage, Instance, NewUrl, Outcome, Recorded, Result,
+    Store, MAX_TRIES,
 };
 use rusqlite::{params, Transaction};
 
@@ -108,7 +108,12 @@ fn record_attempt(
     };
     let this_seq = (o.status == DocStatus::Fetched).then(|| {
         *seq += 1;
-        rec.fetched.push((*seq, url.clone()));
+        rec.fetched.push(FetchedPage {
+            seq: *seq,
+            url: url.clone(),
+            relevance: o.relevance,
+            title: o.title.clone(),
+        });
         *seq
     });
     tx.prepare_cached(
