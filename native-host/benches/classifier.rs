@@ -14,6 +14,7 @@ fn foldoc() -> Option<MiniWeb> {
     MiniWeb::open(&common::foldoc_dir()?).ok()
 }
 
+#[allow(clippy::too_many_lines)] // the benchmark's table, one measure after another
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;

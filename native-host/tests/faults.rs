@@ -139,6 +139,7 @@ enum Robots {
     Redirect,
 }
 
+#[allow(clippy::too_many_lines)] // the hostile server's routes, one arm each
 fn respond(
     req: &Request<hyper::body::Incoming>,
     robots: Robots,
@@ -315,6 +316,7 @@ async fn serve(ip: [u8; 4], robots: Robots, bombs: std::sync::Arc<(Bytes, Bytes)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one hostile web, its every trap checked in turn
 async fn a_crawl_survives_a_hostile_web() {
     let bombs = std::sync::Arc::new((gzip_bomb(), brotli_bomb()));
     let a = serve([127, 0, 0, 1], Robots::HugeMalformed, bombs.clone()).await;

@@ -172,6 +172,7 @@ async fn redirects_caps_and_charsets() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one served site, its every rule checked in turn
 async fn crawl_obeys_robots_canonicalises_and_escapes_traps() {
     let addr = serve().await;
     let base = format!("http://{addr}");

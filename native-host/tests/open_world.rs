@@ -208,6 +208,7 @@ fn not_relevant_from_the_command_line() {
 /// as a user runs it (concurrent soft focus, default settings), the distiller's top hubs and
 /// authorities hold none of the regions' pages, for each task whose topic a region imitates.
 #[test]
+#[allow(clippy::too_many_lines)] // the control and the check on each task, side by side
 fn off_taxonomy_regions_stay_out_of_the_top_hubs_and_authorities() {
     let dir = tmp("ow-hubs");
     let web = dir.join("web");

@@ -86,6 +86,8 @@ pub struct BackgroundReport {
 
 /// An unlabelled page: (sampling key, URL, term counts).
 type Unlabelled = (u64, String, Vec<(String, u32)>);
+/// A spy: an example taken out of its topic, (URL, topic, term counts).
+type Spy = (String, TopicId, Vec<(String, u32)>);
 
 /// FNV-1a of a string: a stable, platform-independent sampling key.
 fn fnv(s: &str) -> u64 {
@@ -164,6 +166,36 @@ impl Model {
             ));
         }
         self.forget_background_sample();
+        let unlabelled = self.unlabelled(docs, opts.max_docs);
+        let report = BackgroundReport {
+            unlabelled: unlabelled.len(),
+            ..BackgroundReport::default()
+        };
+        if unlabelled.len() < opts.min_docs {
+            return Ok(report);
+        }
+        if let BackgroundMethod::Em { rounds } = opts.method {
+            return self.background_by_em(&unlabelled, rounds, report);
+        }
+        let spies = self.take_spies(opts.spy_share)?;
+        if spies.is_empty() {
+            return Ok(report);
+        }
+        let report = self.background_by_spies(&unlabelled, &spies, opts, report)?;
+        // Put the spies back.
+        for (url, topic, counts) in &spies {
+            self.add_counts(*topic, url, counts, false)?;
+        }
+        Ok(report)
+    }
+
+    /// The pages of `docs` that are not examples, tokenized: at most `max` of them, those with
+    /// the smallest URL hashes (a sample that does not depend on the order given).
+    fn unlabelled(
+        &self,
+        docs: impl IntoIterator<Item = (String, String)>,
+        max: usize,
+    ) -> Vec<Unlabelled> {
         let mut unlabelled: Vec<Unlabelled> = Vec::new();
         for (url, text) in docs {
             if url.is_empty() || self.examples.contains_key(&url) {
@@ -176,29 +208,24 @@ impl Model {
         }
         unlabelled.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
         unlabelled.dedup_by(|a, b| a.1 == b.1);
-        unlabelled.truncate(opts.max_docs);
-        let mut report = BackgroundReport {
-            unlabelled: unlabelled.len(),
-            ..BackgroundReport::default()
-        };
-        if unlabelled.len() < opts.min_docs {
-            return Ok(report);
-        }
-        if let BackgroundMethod::Em { rounds } = opts.method {
-            return self.background_by_em(&unlabelled, rounds, report);
-        }
-        // Spies: a deterministic share of the person-given examples of topics.
+        unlabelled.truncate(max);
+        unlabelled
+    }
+
+    /// Takes the spies out of their topics: a deterministic `share` of the person-given
+    /// examples (at least one), none when too few examples would be left.
+    fn take_spies(&mut self, share: f64) -> Result<Vec<Spy>> {
         let labelled: Vec<String> = (self.examples.iter())
             .filter(|(_, e)| e.topic != BACKGROUND && !e.self_trained)
             .map(|(u, _)| u.clone())
             .collect();
-        let cut = (opts.spy_share * u64::MAX as f64) as u64;
+        let cut = (share * u64::MAX as f64) as u64;
         let mut spy_urls: Vec<&String> = labelled.iter().filter(|u| fnv(u) < cut).collect();
         if spy_urls.is_empty() {
             spy_urls = labelled.iter().take(1).collect();
         }
         if spy_urls.is_empty() || labelled.len() <= spy_urls.len() {
-            return Ok(report);
+            return Ok(Vec::new());
         }
         let mut spies = Vec::new();
         for url in spy_urls {
@@ -210,17 +237,27 @@ impl Model {
                 spies.push((url.clone(), e.topic, counts));
             }
         }
+        Ok(spies)
+    }
+
+    /// The spy technique: the labelled examples (less the spies) against the unlabelled pages
+    /// and the spies; the pages less topical than nearly all spies are the reliable negatives.
+    fn background_by_spies(
+        &mut self,
+        unlabelled: &[Unlabelled],
+        spies: &[Spy],
+        opts: &BackgroundOptions,
+        mut report: BackgroundReport,
+    ) -> Result<BackgroundReport> {
         report.spies = spies.len();
-        // Labelled (less the spies) against unlabelled + spies.
         let spy_key = |u: &str| format!("\u{1}spy:{u}");
-        for (url, _, counts) in &spies {
+        for (url, _, counts) in spies {
             self.add_counts(BACKGROUND, &spy_key(url), counts, true)?;
         }
-        for (_, url, counts) in &unlabelled {
+        for (_, url, counts) in unlabelled {
             self.add_counts(BACKGROUND, url, counts, true)?;
         }
         let classifier = self.classifier();
-        let mut scratch = Scratch::new();
         let mut topical_scratch = Scratch::new();
         let mut topical = |counts: &[(String, u32)]| {
             let c: Vec<(&str, u32)> = counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
@@ -232,13 +269,26 @@ impl Model {
         let k = ((opts.spy_noise * spy_scores.len() as f64) as usize).min(spy_scores.len() - 1);
         report.threshold = spy_scores[k];
         let scores: Vec<f64> = unlabelled.iter().map(|(_, _, c)| topical(c)).collect();
-        // The reliable negatives, most background-like first. A background that swallows held-out
-        // examples would cost recall: validate it on the spies (still held out) and keep only
-        // the more certain half until at most `spy_noise` of the spies fall to it.
+        // The reliable negatives, most background-like first.
         let mut order: Vec<usize> = (0..unlabelled.len())
             .filter(|&i| scores[i] < report.threshold)
             .collect();
         order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(a.cmp(&b)));
+        self.validate_on_spies(unlabelled, order, spies, opts.spy_noise, report)
+    }
+
+    /// A background that swallows held-out examples would cost recall: it is validated on
+    /// the spies (still held out), keeping only the more certain half of `order` until at most
+    /// `spy_noise` of the spies fall to it.
+    fn validate_on_spies(
+        &mut self,
+        unlabelled: &[Unlabelled],
+        mut order: Vec<usize>,
+        spies: &[Spy],
+        spy_noise: f64,
+        mut report: BackgroundReport,
+    ) -> Result<BackgroundReport> {
+        let mut scratch = Scratch::new();
         loop {
             self.forget_background_sample();
             for &i in &order {
@@ -257,16 +307,12 @@ impl Model {
                 })
                 .count();
             report.spies_lost = lost as f64 / spies.len() as f64;
-            if report.spies_lost <= opts.spy_noise {
+            if report.spies_lost <= spy_noise {
                 break;
             }
             order.truncate(order.len() / 2);
         }
         report.background = order.len();
-        // Put the spies back.
-        for (url, topic, counts) in &spies {
-            self.add_counts(*topic, url, counts, false)?;
-        }
         Ok(report)
     }
 

@@ -177,45 +177,45 @@ pub fn decode(bytes: &[u8]) -> Result<Model> {
         if !background && !taxonomy.contains(rec.topic) {
             return Err(bad(format!("example {} has unknown topic", rec.url)));
         }
-        let mut terms = Vec::with_capacity(rec.terms.len());
-        let mut cur: u64 = 0;
-        for (i, &(d, c)) in rec.terms.iter().enumerate() {
-            if (i > 0 && d == 0) || c == 0 {
-                return Err(bad(format!(
-                    "example {} has a malformed term list",
-                    rec.url
-                )));
-            }
-            cur += u64::from(d);
-            if cur >= n {
-                return Err(bad(format!(
-                    "example {} names a term out of range",
-                    rec.url
-                )));
-            }
-            terms.push((cur as u32, c));
-        }
+        let terms = decode_terms(&rec.url, &rec.terms, n)?;
         let url = rec.url;
         if url.is_empty() {
             return Err(bad("example with an empty URL".into()));
         }
-        if examples
-            .insert(
-                url.clone(),
-                Example {
-                    topic: rec.topic,
-                    terms,
-                    self_trained: is_self_trained,
-                },
-            )
-            .is_some()
-        {
+        let example = Example {
+            topic: rec.topic,
+            terms,
+            self_trained: is_self_trained,
+        };
+        if examples.insert(url.clone(), example).is_some() {
             return Err(bad(format!("duplicate example {url}")));
         }
     }
     Ok(Model::from_parts(
         file.text, file.train, taxonomy, file.vocab, examples,
     ))
+}
+
+/// An example's term list from its deltas: strictly increasing term ids below `n`, counts
+/// above zero.
+fn decode_terms(url: &str, deltas: &[(u32, u32)], n: u64) -> Result<Vec<(u32, u32)>> {
+    let mut terms = Vec::with_capacity(deltas.len());
+    let mut cur: u64 = 0;
+    for (i, &(d, c)) in deltas.iter().enumerate() {
+        if (i > 0 && d == 0) || c == 0 {
+            return Err(Error::BadModel(format!(
+                "example {url} has a malformed term list"
+            )));
+        }
+        cur += u64::from(d);
+        if cur >= n {
+            return Err(Error::BadModel(format!(
+                "example {url} names a term out of range"
+            )));
+        }
+        terms.push((cur as u32, c));
+    }
+    Ok(terms)
 }
 
 impl Model {

@@ -268,87 +268,110 @@ impl Fetcher {
             if !self.reach.permits_literal(&current) {
                 return Err(FetchError::Private(current.to_string()));
             }
-            let host = current.host_str().unwrap_or("").to_owned();
-            let slot = {
-                let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-                hosts
-                    .entry(host)
-                    .or_insert_with(|| {
-                        Arc::new(Semaphore::new(self.config.per_host_connections.max(1)))
-                    })
-                    .clone()
-            };
+            let slot = self.host_slot(current.host_str().unwrap_or(""));
             // The semaphore is never closed, so acquiring cannot fail.
             let _permit = slot.acquire_owned().await;
-            let mut resp = self
+            let resp = self
                 .client
                 .get(current.clone())
                 .send()
                 .await
                 .map_err(|e| net_err(e, self.config.proxy.is_some()))?;
-            let status = resp.status().as_u16();
-            if resp.status().is_redirection() {
-                if let Some(loc) = resp
-                    .headers()
-                    .get(reqwest::header::LOCATION)
-                    .and_then(|v| v.to_str().ok())
-                {
-                    if redirects.len() >= self.config.max_redirects {
-                        return Err(FetchError::Redirect(format!(
-                            "more than {} redirects",
-                            self.config.max_redirects
-                        )));
-                    }
-                    let mut next = current
-                        .join(loc)
-                        .map_err(|_| FetchError::Redirect(format!("bad Location {loc:?}")))?;
-                    // Credentials in a Location are neither sent nor stored.
-                    let _ = next.set_username("");
-                    let _ = next.set_password(None);
-                    if let Some(g) = gate {
-                        g.allow(&next).await?;
-                    }
-                    redirects.push(current.to_string());
-                    current = next;
-                    continue;
+            if let Some(next) = self.redirect_target(&current, &resp, redirects.len())? {
+                if let Some(g) = gate {
+                    g.allow(&next).await?;
                 }
+                redirects.push(current.to_string());
+                current = next;
+                continue;
             }
-            let retry_after = resp
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
-            let content_type = resp
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            let headers = std::mem::take(resp.headers_mut());
-            let version = resp.version();
-            let mut body = Vec::new();
-            let mut truncated = false;
-            while let Some(chunk) = resp.chunk().await.map_err(|e| net_err(e, false))? {
-                let room = self.config.max_body - body.len();
-                if chunk.len() > room {
-                    body.extend_from_slice(&chunk[..room]);
-                    truncated = true;
-                    break;
-                }
-                body.extend_from_slice(&chunk);
-            }
-            return Ok(Fetched {
-                final_url: current.to_string(),
-                redirects,
-                status,
-                content_type,
-                body,
-                truncated,
-                retry_after,
-                version,
-                headers,
-            });
+            return self.read_response(resp, current, redirects).await;
         }
+    }
+
+    /// The connection slots of `host` (at most `per_host_connections` at once).
+    fn host_slot(&self, host: &str) -> Arc<Semaphore> {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        hosts
+            .entry(host.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(self.config.per_host_connections.max(1))))
+            .clone()
+    }
+
+    /// Where a redirect of `current` leads (credentials dropped), or `None` for an answer;
+    /// refused past the redirect limit or for a bad `Location`.
+    fn redirect_target(
+        &self,
+        current: &url::Url,
+        resp: &reqwest::Response,
+        hops: usize,
+    ) -> Result<Option<url::Url>, FetchError> {
+        if !resp.status().is_redirection() {
+            return Ok(None);
+        }
+        let Some(loc) =
+            (resp.headers().get(reqwest::header::LOCATION)).and_then(|v| v.to_str().ok())
+        else {
+            return Ok(None);
+        };
+        if hops >= self.config.max_redirects {
+            return Err(FetchError::Redirect(format!(
+                "more than {} redirects",
+                self.config.max_redirects
+            )));
+        }
+        let mut next = current
+            .join(loc)
+            .map_err(|_| FetchError::Redirect(format!("bad Location {loc:?}")))?;
+        // Credentials in a Location are neither sent nor stored.
+        let _ = next.set_username("");
+        let _ = next.set_password(None);
+        Ok(Some(next))
+    }
+
+    /// The answer of `current`: headers kept, the body read up to `max_body` (the rest cut).
+    async fn read_response(
+        &self,
+        mut resp: reqwest::Response,
+        current: url::Url,
+        redirects: Vec<String>,
+    ) -> Result<Fetched, FetchError> {
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let content_type = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let headers = std::mem::take(resp.headers_mut());
+        let version = resp.version();
+        let mut body = Vec::new();
+        let mut truncated = false;
+        while let Some(chunk) = resp.chunk().await.map_err(|e| net_err(e, false))? {
+            let room = self.config.max_body - body.len();
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                truncated = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Fetched {
+            final_url: current.to_string(),
+            redirects,
+            status,
+            content_type,
+            body,
+            truncated,
+            retry_after,
+            version,
+            headers,
+        })
     }
 }
 

@@ -33,38 +33,75 @@ pub struct DemoOptions {
 /// Runs the demo, writing a human report to `out`.
 pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let web = match &opts.web {
-        Some(dir) => MiniWeb::open(dir)?,
-        None => {
-            let cfg = SynthConfig {
-                seed: opts.seed,
-                ..SynthConfig::default()
-            };
-            let synth = SynthWeb::generate(&cfg);
-            writeln!(
-                out,
-                "Generated a topical web: {} files on {} sites (topics with their own words, mixed \
-                 sites, hubs, popular portals, dead links, a robots.txt-disallowed area, a \
-                 calendar trap).",
-                synth.files.len(),
-                cfg.sites + 5
-            )?;
-            synth.web
-        }
-    };
+    let web = open_web(out, opts)?;
     let task: Task = match &opts.task {
         Some(t) => web.task(t)?.clone(),
-        None => web
-            .tasks
-            .first()
-            .cloned()
-            .ok_or_else(|| anyhow::anyhow!("the web has no tasks"))?,
+        None => {
+            (web.tasks.first().cloned()).ok_or_else(|| anyhow::anyhow!("the web has no tasks"))?
+        }
     };
+    let mut model = train(out, &web)?;
+    writeln!(
+        out,
+        "Task {:?}: good topics {}; {} seeds; crawling {} pages each way...\n",
+        task.name,
+        task.good.join(", "),
+        task.seeds.len(),
+        opts.pages
+    )?;
+    model.set_good_paths(&task.good)?;
+    let dir = std::env::temp_dir().join(format!("forager-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let (mut results, focused_db) = crawl_both(&web, &task, &model, opts, &dir).await?;
+    results.push(oracle(&web, &task, opts.pages as usize));
+    print_harvest(out, &results)?;
+    let hubs_html = print_hubs(out, &web, &task, &focused_db)?;
+    let html = evaluation::report_html(
+        &format!("Forager demo — task {}", task.name),
+        &results,
+        &hubs_html,
+    );
+    std::fs::write(&opts.report, html)?;
+    writeln!(
+        out,
+        "\nReport: {}   Crawl databases: {} (try `forager sql {} \"select num_tries, count(*) \
+         from doc group by num_tries\"`)\nDone in {:.1} s.",
+        opts.report.display(),
+        dir.display(),
+        focused_db.display(),
+        t0.elapsed().as_secs_f64()
+    )?;
+    Ok(())
+}
+
+/// The mini-web given, or the generated one (said to `out`).
+fn open_web(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<MiniWeb> {
+    if let Some(dir) = &opts.web {
+        return Ok(MiniWeb::open(dir)?);
+    }
+    let cfg = SynthConfig {
+        seed: opts.seed,
+        ..SynthConfig::default()
+    };
+    let synth = SynthWeb::generate(&cfg);
+    writeln!(
+        out,
+        "Generated a topical web: {} files on {} sites (topics with their own words, mixed \
+         sites, hubs, popular portals, dead links, a robots.txt-disallowed area, a \
+         calendar trap).",
+        synth.files.len(),
+        cfg.sites + 5
+    )?;
+    Ok(synth.web)
+}
+
+/// The taxonomy trained on the web's examples, and its accuracy on held-out pages.
+fn train(out: &mut impl Write, web: &MiniWeb) -> anyhow::Result<forager_classifier::Model> {
     let t1 = Instant::now();
     let (mut model, skipped) =
-        training::from_miniweb(&web, TextOptions::default(), TrainOptions::default())?;
+        training::from_miniweb(web, TextOptions::default(), TrainOptions::default())?;
     let train_ms = t1.elapsed().as_secs_f64() * 1e3;
-    let pages = accuracy::held_out(&web);
+    let pages = accuracy::held_out(web);
     let acc = accuracy::score("hierarchical", &mut model, &pages, str::to_owned);
     writeln!(
         out,
@@ -78,23 +115,25 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         acc.leaf_accuracy * 100.0,
         acc.top_accuracy * 100.0
     )?;
-    writeln!(
-        out,
-        "Task {:?}: good topics {}; {} seeds; crawling {} pages each way...\n",
-        task.name,
-        task.good.join(", "),
-        task.seeds.len(),
-        opts.pages
-    )?;
+    Ok(model)
+}
 
+/// Breadth-first and soft focus with the apprentice, crawled side by side on the web served
+/// on loopback with live progress bars; returns their results and the focused crawl's
+/// database.
+async fn crawl_both(
+    web: &MiniWeb,
+    task: &Task,
+    model: &forager_classifier::Model,
+    opts: &DemoOptions,
+    dir: &std::path::Path,
+) -> anyhow::Result<(Vec<StrategyResult>, PathBuf)> {
     let server = crate::serve::start(web.clone(), ([127, 0, 0, 1], 0).into()).await?;
-    let dir = std::env::temp_dir().join(format!("forager-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
     let cfg = BenchConfig {
         pages: opts.pages,
         seed: opts.seed,
         robustness: false,
-        out: dir.clone(),
+        out: dir.to_path_buf(),
         proxy: server.proxy_url(),
         retrain_every: 200,
         // A short crawl: the apprentice guides after the first fifth of it.
@@ -102,7 +141,6 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         references: false,
         concurrency: 1,
     };
-    model.set_good_paths(&task.good)?;
     let bars = indicatif::MultiProgress::new();
     let style =
         indicatif::ProgressStyle::with_template("{prefix:<16} [{bar:30}] {pos:>5}/{len}  {msg}")
@@ -137,44 +175,45 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
     server.shutdown().await;
     let mut results: Vec<StrategyResult> = Vec::new();
     for ((s, _, _), r) in runs.iter().zip([a?, b?]) {
-        let checkpoints = evaluation::measure(&web, &task, &r.0, opts.pages as usize);
+        let checkpoints = evaluation::measure(web, task, &r.0, opts.pages as usize);
         results.push(StrategyResult::plain(s.name, checkpoints, r.1));
     }
-    // The yardstick: the oracle, a crawl that knows every page's topic (simulated on the links).
+    Ok((results, runs[1].2.clone()))
+}
+
+/// The yardstick: the oracle, a crawl that knows every page's topic (simulated on the links).
+fn oracle(web: &MiniWeb, task: &Task, pages: usize) -> StrategyResult {
     let t2 = Instant::now();
-    let graph = crate::reference::LinkGraph::explore(&web, &task.seeds);
+    let graph = crate::reference::LinkGraph::explore(web, &task.seeds);
     let oracle = crate::reference::crawl_on(
         &graph,
-        &web,
-        &task,
+        web,
+        task,
         crate::reference::Reference::Oracle,
-        opts.pages as usize,
+        pages,
         forager_core::crawl::DEFAULT_TEMPLATE_WEIGHT,
     );
-    let checkpoints = evaluation::measure(&web, &task, &oracle, opts.pages as usize);
-    results.push(StrategyResult::plain(
-        "oracle",
-        checkpoints,
-        t2.elapsed().as_secs_f64(),
-    ));
+    let checkpoints = evaluation::measure(web, task, &oracle, pages);
+    StrategyResult::plain("oracle", checkpoints, t2.elapsed().as_secs_f64())
+}
 
+/// The harvest table (breadth-first, focused, oracle) and what it means.
+fn print_harvest(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::Result<()> {
     writeln!(
         out,
         "\nHarvest (share of fetched pages that are relevant, by ground truth):"
     )?;
     write!(out, "{:>8}", "pages")?;
-    for r in &results {
+    for r in results {
         write!(out, " {:>16}", r.strategy)?;
     }
     writeln!(out)?;
-    let n_rows = results
-        .iter()
-        .map(|r| r.checkpoints.len())
+    let n_rows = (results.iter().map(|r| r.checkpoints.len()))
         .min()
         .unwrap_or(0);
     for i in 0..n_rows {
         write!(out, "{:>8}", results[0].checkpoints[i].n)?;
-        for r in &results {
+        for r in results {
             write!(out, " {:>16.3}", r.checkpoints[i].harvest)?;
         }
         writeln!(out)?;
@@ -200,9 +239,18 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
             100.0 * b.harvest / o.harvest.max(f64::MIN_POSITIVE)
         )?;
     }
+    Ok(())
+}
 
-    // The distiller on the focused crawl: its top hubs are the crawl's output for a person.
-    let mut store = forager_core::store::Store::open(&runs[1].2)?;
+/// The distiller on the focused crawl: its top hubs are the crawl's output for a person.
+/// Printed, and returned as the report's HTML table.
+fn print_hubs(
+    out: &mut impl Write,
+    web: &MiniWeb,
+    task: &Task,
+    db: &std::path::Path,
+) -> anyhow::Result<String> {
+    let mut store = forager_core::store::Store::open(db)?;
     let (edges, rel) = store.graph()?;
     let scores = forager_core::distiller::distill(&edges, &rel, &Default::default());
     store.save_distillation(&scores)?;
@@ -217,8 +265,7 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
     for (oid, score) in scores.hubs.iter().take(10) {
         let url = store.read().url_of(*oid)?.unwrap_or_default();
         let targets = store.read().out_links(*oid)?;
-        let good = targets
-            .iter()
+        let good = (targets.iter())
             .filter(|u| web.is_relevant(u, &task.good))
             .count();
         writeln!(
@@ -233,20 +280,5 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         );
     }
     hubs_html += "</table>";
-    let html = evaluation::report_html(
-        &format!("Forager demo — task {}", task.name),
-        &results,
-        &hubs_html,
-    );
-    std::fs::write(&opts.report, html)?;
-    writeln!(
-        out,
-        "\nReport: {}   Crawl databases: {} (try `forager sql {} \"select num_tries, count(*) \
-         from doc group by num_tries\"`)\nDone in {:.1} s.",
-        opts.report.display(),
-        dir.display(),
-        runs[1].2.display(),
-        t0.elapsed().as_secs_f64()
-    )?;
-    Ok(())
+    Ok(hubs_html)
 }

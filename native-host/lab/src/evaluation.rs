@@ -356,6 +356,93 @@ pub fn measure(
     out
 }
 
+/// Writes a fetch order, one URL a line.
+fn write_fetched(path: &Path, fetched: &[(String, f64)]) -> std::io::Result<()> {
+    std::fs::write(
+        path,
+        fetched
+            .iter()
+            .map(|(u, _)| format!("{u}\n"))
+            .collect::<String>(),
+    )
+}
+
+/// The crawl's top 100 hubs by their link distance from the seeds (after distilling it).
+fn hub_distance(db: &Path) -> anyhow::Result<BTreeMap<i64, usize>> {
+    let mut hub_distance = BTreeMap::new();
+    let mut store = Store::open(db)?;
+    let (edges, rel) = store.graph()?;
+    let scores = forager_core::distiller::distill(&edges, &rel, &Default::default());
+    store.save_distillation(&scores)?;
+    for (oid, _) in scores.hubs.iter().take(100) {
+        let d = store.read().depth_of(*oid)?.unwrap_or_default();
+        *hub_distance.entry(d).or_default() += 1;
+    }
+    Ok(hub_distance)
+}
+
+/// Robustness (crawling-the-web-2004 §4): the overlap of two crawls from disjoint halves of
+/// the seeds, in URLs and in servers, at each checkpoint.
+async fn robustness(
+    s: Strategy,
+    model: &mut Model,
+    halves: [&[String]; 2],
+    cfg: &BenchConfig,
+) -> anyhow::Result<Vec<Overlap>> {
+    let file = s.name.replace('+', "-");
+    let mut runs = Vec::new();
+    for (tag, seeds) in ["a", "b"].into_iter().zip(halves) {
+        let db = cfg.out.join(format!("{file}.half-{tag}.db"));
+        runs.push(crawl_once(s, model, seeds, &db, cfg).await?.0);
+    }
+    let (a, b) = (&runs[0], &runs[1]);
+    let mut robustness = Vec::new();
+    for n in checkpoints(cfg.pages as usize) {
+        if n > a.len() || n > b.len() {
+            break;
+        }
+        let jaccard = |x: HashSet<String>, y: HashSet<String>| {
+            x.intersection(&y).count() as f64 / x.union(&y).count().max(1) as f64
+        };
+        let ua: HashSet<String> = a[..n].iter().map(|(u, _)| u.clone()).collect();
+        let ub: HashSet<String> = b[..n].iter().map(|(u, _)| u.clone()).collect();
+        let sa: HashSet<String> = a[..n].iter().map(|(u, _)| host(u)).collect();
+        let sb: HashSet<String> = b[..n].iter().map(|(u, _)| host(u)).collect();
+        robustness.push(Overlap {
+            n,
+            urls: jaccard(ua, ub),
+            servers: jaccard(sa, sb),
+        });
+    }
+    Ok(robustness)
+}
+
+/// The reference crawls simulated with the ground truth; each reports the whole reference
+/// step's time (exploring the graph and the simulations).
+fn references(
+    web: &MiniWeb,
+    task: &Task,
+    cfg: &BenchConfig,
+) -> anyhow::Result<Vec<StrategyResult>> {
+    let t = std::time::Instant::now();
+    let tw = crawl::DEFAULT_TEMPLATE_WEIGHT;
+    let runs = crate::reference::crawls(web, task, cfg.pages as usize, tw);
+    let seconds = t.elapsed().as_secs_f64();
+    let mut results = Vec::new();
+    for (policy, fetched) in runs {
+        let file = policy.name().replace(':', "-");
+        write_fetched(&cfg.out.join(format!("{file}.fetched.txt")), &fetched)?;
+        let checkpoints = measure(web, task, &fetched, cfg.pages as usize);
+        let result = StrategyResult::plain(policy.name(), checkpoints, seconds);
+        std::fs::write(
+            cfg.out.join(format!("{file}.json")),
+            serde_json::to_string_pretty(&result)?,
+        )?;
+        results.push(result);
+    }
+    Ok(results)
+}
+
 /// Runs every strategy on `task` (then, if asked and the web has labels, the simulated
 /// reference crawls) and writes `<out>/<strategy>.fetched.txt`, `<out>/<strategy>.json`,
 /// `<out>/summary.json` and `<out>/summary.html`.
@@ -376,52 +463,14 @@ pub async fn run(
         let file = s.name.replace('+', "-");
         let db = cfg.out.join(format!("{file}.db"));
         let (fetched, seconds) = crawl_once(s, model, &task.seeds, &db, cfg).await?;
-        std::fs::write(
-            cfg.out.join(format!("{}.fetched.txt", s.name)),
-            fetched
-                .iter()
-                .map(|(u, _)| format!("{u}\n"))
-                .collect::<String>(),
-        )?;
+        write_fetched(&cfg.out.join(format!("{}.fetched.txt", s.name)), &fetched)?;
         let checkpoints_out = measure(web, task, &fetched, cfg.pages as usize);
-        // Top hubs and their link distance from the seeds.
-        let mut hub_distance = BTreeMap::new();
-        {
-            let mut store = Store::open(&db)?;
-            let (edges, rel) = store.graph()?;
-            let scores = forager_core::distiller::distill(&edges, &rel, &Default::default());
-            store.save_distillation(&scores)?;
-            for (oid, _) in scores.hubs.iter().take(100) {
-                let d = store.read().depth_of(*oid)?.unwrap_or_default();
-                *hub_distance.entry(d).or_default() += 1;
-            }
-        }
-        let mut robustness = Vec::new();
-        if cfg.robustness && !half_a.is_empty() && !half_b.is_empty() {
-            let mut runs = Vec::new();
-            for (tag, seeds) in [("a", half_a), ("b", half_b)] {
-                let db = cfg.out.join(format!("{file}.half-{tag}.db"));
-                runs.push(crawl_once(s, model, seeds, &db, cfg).await?.0);
-            }
-            let (a, b) = (&runs[0], &runs[1]);
-            for n in checkpoints(cfg.pages as usize) {
-                if n > a.len() || n > b.len() {
-                    break;
-                }
-                let jaccard = |x: HashSet<String>, y: HashSet<String>| {
-                    x.intersection(&y).count() as f64 / x.union(&y).count().max(1) as f64
-                };
-                let ua: HashSet<String> = a[..n].iter().map(|(u, _)| u.clone()).collect();
-                let ub: HashSet<String> = b[..n].iter().map(|(u, _)| u.clone()).collect();
-                let sa: HashSet<String> = a[..n].iter().map(|(u, _)| host(u)).collect();
-                let sb: HashSet<String> = b[..n].iter().map(|(u, _)| host(u)).collect();
-                robustness.push(Overlap {
-                    n,
-                    urls: jaccard(ua, ub),
-                    servers: jaccard(sa, sb),
-                });
-            }
-        }
+        let hub_distance = hub_distance(&db)?;
+        let robustness = if cfg.robustness && !half_a.is_empty() && !half_b.is_empty() {
+            robustness(s, model, [half_a, half_b], cfg).await?
+        } else {
+            Vec::new()
+        };
         let result = StrategyResult {
             strategy: s.name.to_owned(),
             checkpoints: checkpoints_out,
@@ -436,28 +485,7 @@ pub async fn run(
         results.push(result);
     }
     if cfg.references && !web.labels.is_empty() {
-        // Each reports the whole reference step: exploring the graph and the four simulations.
-        let t = std::time::Instant::now();
-        let tw = crawl::DEFAULT_TEMPLATE_WEIGHT;
-        let runs = crate::reference::crawls(web, task, cfg.pages as usize, tw);
-        let seconds = t.elapsed().as_secs_f64();
-        for (policy, fetched) in runs {
-            let file = policy.name().replace(':', "-");
-            std::fs::write(
-                cfg.out.join(format!("{file}.fetched.txt")),
-                fetched
-                    .iter()
-                    .map(|(u, _)| format!("{u}\n"))
-                    .collect::<String>(),
-            )?;
-            let checkpoints = measure(web, task, &fetched, cfg.pages as usize);
-            let result = StrategyResult::plain(policy.name(), checkpoints, seconds);
-            std::fs::write(
-                cfg.out.join(format!("{file}.json")),
-                serde_json::to_string_pretty(&result)?,
-            )?;
-            results.push(result);
-        }
+        results.extend(references(web, task, cfg)?);
     }
     std::fs::write(
         cfg.out.join("summary.json"),

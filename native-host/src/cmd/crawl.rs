@@ -128,9 +128,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> Result<()> {
-    if !(0.0..=1.0).contains(&a.template_weight) {
-        bail!("--template-weight must be between 0 and 1");
-    }
+    check(&a)?;
     use forager::store::Store;
     if a.new {
         if let Some(kept) = Store::set_aside(&a.db)? {
@@ -144,23 +142,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
         (None, Some(_)) => bail!("--task needs --web"),
         _ => None,
     };
-    // The model: given, trained from the web, or the one stored by an earlier run.
-    let mut model = if let Some(p) = &a.model {
-        read_model(p)?
-    } else if let Some(w) = &web {
-        training::from_miniweb(w, TextOptions::default(), TrainOptions::default())?.0
-    } else if let Some(rusqlite::types::Value::Blob(b)) = store.meta("model")? {
-        Model::from_bytes(&b)?
-    } else {
-        bail!("no model: give --model or --web, or resume a database that has one");
-    };
-    let mut good = a.good.clone();
-    if let Some(t) = &task {
-        good.extend(t.good.iter().cloned());
-    }
-    if !good.is_empty() {
-        model.set_good_paths(&good)?;
-    }
+    let mut model = model_of(&a, web.as_ref(), task.as_ref(), &store)?;
     let mut seeds: Vec<String> = a.seed.clone();
     if let Some(t) = &task {
         seeds.extend(t.seeds.iter().cloned());
@@ -176,119 +158,23 @@ pub(crate) fn run(a: Args) -> Result<()> {
     if a.retry_failed {
         eprintln!("{} failed URLs back in the frontier", prepared.retried);
     }
-    if !(a.host_backoff.is_finite() && a.host_backoff > 0.0) {
-        bail!("--host-backoff must be a positive number of seconds");
-    }
-    if !(a.give_up_after.is_finite() && a.give_up_after > 0.0) {
-        bail!("--give-up-after must be a positive number of minutes");
-    }
+    let apprentice = apprentice_of(&a)?;
     let classifier = model.classifier();
-    let query = std::sync::Arc::new(forager::crawl::Query::from_model(&model));
-    let open_world = a
-        .open_world
-        .then(|| forager::crawl::OpenWorldConfig::new(model.clone()));
-    let apprentice = if a.apprentice || a.apprentice_from.is_some() {
-        let initial = match &a.apprentice_from {
-            Some(p) => {
-                let ap = Store::open(p)?.trained_apprentice()?;
-                eprintln!(
-                    "apprentice trained offline on {:?} instances [low, high]",
-                    ap.instances()
-                );
-                Some(ap)
-            }
-            None => None,
-        };
-        Some(forager::crawl::ApprenticeConfig {
-            retrain_every: a.retrain_every.max(1),
-            warmup: a.apprentice_warmup,
-            d_max: a.d_max,
-            initial,
-        })
-    } else {
-        None
-    };
-    let rt = runtime()?;
-    let json = a.json;
-    rt.block_on(async move {
+    runtime()?.block_on(async move {
         let server = match web {
             Some(w) => Some(forager::serve::start(w, ([127, 0, 0, 1], 0).into()).await?),
             None => None,
         };
-        let proxy = a
-            .proxy
-            .clone()
-            .or_else(|| server.as_ref().map(|s| s.proxy_url()));
+        let proxy = (a.proxy.clone()).or_else(|| server.as_ref().map(|s| s.proxy_url()));
         let delay = a.delay.unwrap_or(if server.is_some() { 0.0 } else { 1.0 });
-        let config = forager::crawl::CrawlConfig {
-            mode: a.mode,
-            max_pages: a.pages,
-            max_time: a.seconds.map(std::time::Duration::from_secs_f64),
-            concurrency: a.concurrency.max(1),
-            delay: std::time::Duration::from_secs_f64(delay.max(0.0)),
-            fetch: FetchConfig {
-                proxy,
-                total_timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(0.1, 3600.0)),
-                connect_timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(0.1, 10.0)),
-                reach: forager::address::Reach {
-                    allow_private: a.allow_private,
-                    ..Default::default()
-                },
-                ..FetchConfig::default()
-            },
-            fetch_log: a.fetch_log.clone(),
-            warc: a.warc.as_deref().map(|p| forager::warc::WarcConfig {
-                prefix: forager::warc::prefix_of(p),
-                max_bytes: a.warc_max_bytes.max(1),
-                user_agent: FetchConfig::default().user_agent,
-            }),
-            max_pages_per_host: a.max_pages_per_host,
-            template_weight: a.template_weight,
-            open_world,
-            apprentice,
-            distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
-            hub_feedback: a.hub_feedback,
-            query,
-            deterministic: a.deterministic,
-            revisit_share: a.revisit_share,
-            revisit_after: std::time::Duration::from_secs_f64(a.revisit_after.max(0.0)),
-            blame: forager::crawl::blame::BlameParams {
-                backoff: std::time::Duration::from_secs_f64(a.host_backoff.min(3600.0)),
-                give_up: std::time::Duration::from_secs_f64(a.give_up_after.min(1e6) * 60.0),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let config = config_of(&a, &model, apprentice, proxy, delay);
         let stop = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        let bar = match a.pages {
-            Some(n) => indicatif::ProgressBar::new(n),
-            None => indicatif::ProgressBar::new_spinner(),
-        };
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:30}] {pos}/{len} pages  {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
+        let bar = progress_bar(a.pages);
+        let json = a.json;
         let (reason, p) = forager::crawl::run(store, classifier, config, stop, |p| {
-            if json {
-                println!("{}", serde_json::to_string(p).unwrap_or_default());
-            } else {
-                bar.set_position(p.fetched);
-                bar.set_message(match &p.paused {
-                    Some(why) => format!("PAUSED: {why}"),
-                    None => format!(
-                        "{:.0} pages/s  frontier {}  relevance(last 100) {:.3}  errors {}",
-                        p.pages_per_sec,
-                        p.frontier,
-                        p.recent_relevance,
-                        p.errors.values().sum::<u64>()
-                    ),
-                });
-            }
+            show_progress(&bar, json, p)
         })
         .await?;
         bar.finish_and_clear();
@@ -311,4 +197,154 @@ pub(crate) fn run(a: Args) -> Result<()> {
         }
         anyhow::Ok(())
     })
+}
+
+/// The options checked before anything is written.
+fn check(a: &Args) -> Result<()> {
+    if !(0.0..=1.0).contains(&a.template_weight) {
+        bail!("--template-weight must be between 0 and 1");
+    }
+    if !(a.host_backoff.is_finite() && a.host_backoff > 0.0) {
+        bail!("--host-backoff must be a positive number of seconds");
+    }
+    if !(a.give_up_after.is_finite() && a.give_up_after > 0.0) {
+        bail!("--give-up-after must be a positive number of minutes");
+    }
+    Ok(())
+}
+
+/// The model: given, trained from the web, or the one stored by an earlier run; with the
+/// good topics of the options and the task.
+fn model_of(
+    a: &Args,
+    web: Option<&MiniWeb>,
+    task: Option<&forager::miniweb::Task>,
+    store: &forager::store::Store,
+) -> Result<Model> {
+    let mut model = if let Some(p) = &a.model {
+        read_model(p)?
+    } else if let Some(w) = web {
+        training::from_miniweb(w, TextOptions::default(), TrainOptions::default())?.0
+    } else if let Some(rusqlite::types::Value::Blob(b)) = store.meta("model")? {
+        Model::from_bytes(&b)?
+    } else {
+        bail!("no model: give --model or --web, or resume a database that has one");
+    };
+    let mut good = a.good.clone();
+    if let Some(t) = task {
+        good.extend(t.good.iter().cloned());
+    }
+    if !good.is_empty() {
+        model.set_good_paths(&good)?;
+    }
+    Ok(model)
+}
+
+/// The apprentice's settings, when it is on; trained offline from another crawl when asked.
+fn apprentice_of(a: &Args) -> Result<Option<forager::crawl::ApprenticeConfig>> {
+    if !(a.apprentice || a.apprentice_from.is_some()) {
+        return Ok(None);
+    }
+    let initial = match &a.apprentice_from {
+        Some(p) => {
+            let ap = forager::store::Store::open(p)?.trained_apprentice()?;
+            eprintln!(
+                "apprentice trained offline on {:?} instances [low, high]",
+                ap.instances()
+            );
+            Some(ap)
+        }
+        None => None,
+    };
+    Ok(Some(forager::crawl::ApprenticeConfig {
+        retrain_every: a.retrain_every.max(1),
+        warmup: a.apprentice_warmup,
+        d_max: a.d_max,
+        initial,
+    }))
+}
+
+/// The crawl's settings from the options.
+fn config_of(
+    a: &Args,
+    model: &Model,
+    apprentice: Option<forager::crawl::ApprenticeConfig>,
+    proxy: Option<String>,
+    delay: f64,
+) -> forager::crawl::CrawlConfig {
+    let secs = std::time::Duration::from_secs_f64;
+    forager::crawl::CrawlConfig {
+        mode: a.mode,
+        max_pages: a.pages,
+        max_time: a.seconds.map(secs),
+        concurrency: a.concurrency.max(1),
+        delay: secs(delay.max(0.0)),
+        fetch: FetchConfig {
+            proxy,
+            total_timeout: secs(a.timeout.clamp(0.1, 3600.0)),
+            connect_timeout: secs(a.timeout.clamp(0.1, 10.0)),
+            reach: forager::address::Reach {
+                allow_private: a.allow_private,
+                ..Default::default()
+            },
+            ..FetchConfig::default()
+        },
+        fetch_log: a.fetch_log.clone(),
+        warc: a.warc.as_deref().map(|p| forager::warc::WarcConfig {
+            prefix: forager::warc::prefix_of(p),
+            max_bytes: a.warc_max_bytes.max(1),
+            user_agent: FetchConfig::default().user_agent,
+        }),
+        max_pages_per_host: a.max_pages_per_host,
+        template_weight: a.template_weight,
+        open_world: (a.open_world).then(|| forager::crawl::OpenWorldConfig::new(model.clone())),
+        apprentice,
+        distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
+        hub_feedback: a.hub_feedback,
+        query: std::sync::Arc::new(forager::crawl::Query::from_model(model)),
+        deterministic: a.deterministic,
+        revisit_share: a.revisit_share,
+        revisit_after: secs(a.revisit_after.max(0.0)),
+        blame: forager::crawl::blame::BlameParams {
+            backoff: secs(a.host_backoff.min(3600.0)),
+            give_up: secs(a.give_up_after.min(1e6) * 60.0),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// A bar to the page budget, or a spinner without one.
+fn progress_bar(pages: Option<u64>) -> indicatif::ProgressBar {
+    let bar = match pages {
+        Some(n) => indicatif::ProgressBar::new(n),
+        None => indicatif::ProgressBar::new_spinner(),
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} pages  {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// One progress report: a JSON line, or the bar's position and message.
+fn show_progress(bar: &indicatif::ProgressBar, json: bool, p: &forager::crawl::Progress) {
+    if json {
+        println!("{}", serde_json::to_string(p).unwrap_or_default());
+        return;
+    }
+    bar.set_position(p.fetched);
+    bar.set_message(match &p.paused {
+        Some(why) => format!("PAUSED: {why}"),
+        None => format!(
+            "{:.0} pages/s  frontier {}  relevance(last 100) {:.3}  errors {}",
+            p.pages_per_sec,
+            p.frontier,
+            p.recent_relevance,
+            p.errors.values().sum::<u64>()
+        ),
+    });
 }

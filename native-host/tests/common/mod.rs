@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+pub mod host;
+
 /// The `forager` binary under test.
 pub fn forager() -> Command {
     Command::new(env!("CARGO_BIN_EXE_forager"))

@@ -106,46 +106,19 @@ async fn polite_wait(sh: &Shared, host: &str, extra: Duration) {
     tokio::time::sleep(wait).await;
 }
 
-async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Option<Cause>) {
+/// What a fetch attempt ends with: the outcome, whether the host answered, and whose fault a
+/// failure was when it was not the URL's own.
+type Attempt = (Outcome, bool, Option<Cause>);
+
+async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> Attempt {
     let Ok(url) = url::Url::parse(&w.url) else {
         let o = failure(w.oid, store::DocStatus::Excluded, "unsupported-url");
         return (o, false, None);
     };
-    let extra = match sh.robots.check(&sh.fetcher, &url).await {
-        Verdict::Disallowed => {
-            return (
-                failure(w.oid, store::DocStatus::Excluded, "robots"),
-                true,
-                None,
-            )
-        }
-        Verdict::Unavailable => {
-            let mut o = failure(w.oid, store::DocStatus::Failed, "robots-unavailable");
-            o.retry = true;
-            return (o, false, Some(Cause::RobotsUnavailable));
-        }
-        Verdict::Unreachable(e @ FetchError::Private(_)) => {
-            let o = failure(w.oid, store::DocStatus::Excluded, e.kind());
-            return (o, false, None);
-        }
-        Verdict::Unreachable(e) => {
-            let mut o = failure(w.oid, store::DocStatus::Failed, e.kind());
-            o.retry = true;
-            let cause = cause_of(&e, sh.config.fetch.proxy.as_deref());
-            return (o, false, Some(cause));
-        }
-        Verdict::Allowed(d) => d.unwrap_or_default(),
+    let extra = match admit(&sh, w.oid, &url, host).await {
+        Ok(extra) => extra,
+        Err(attempt) => return attempt,
     };
-    // The per-host page cap counts requests robots.txt allowed.
-    {
-        let mut ph = sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
-        let n = ph.entry(host.to_owned()).or_default();
-        if *n >= sh.config.max_pages_per_host {
-            let o = failure(w.oid, store::DocStatus::Excluded, "trap-host-page-cap");
-            return (o, false, None);
-        }
-        *n += 1;
-    }
     polite_wait(&sh, host, extra).await;
     let gate = RobotsOnRedirect(&sh);
     let resp = match sh.fetcher.get_via(url.as_str(), Some(&gate)).await {
@@ -159,11 +132,8 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
             r
         }
         Err(e @ (FetchError::Private(_) | FetchError::Disallowed(_))) => {
-            return (
-                failure(w.oid, store::DocStatus::Excluded, e.kind()),
-                true,
-                None,
-            );
+            let o = failure(w.oid, store::DocStatus::Excluded, e.kind());
+            return (o, true, None);
         }
         Err(e) => {
             let mut o = failure(w.oid, store::DocStatus::Failed, e.kind());
@@ -173,21 +143,7 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
         }
     };
     if resp.status != 200 {
-        let mut o = failure(
-            w.oid,
-            store::DocStatus::Failed,
-            &format!("http-{}", resp.status),
-        );
-        o.http_status = Some(i64::from(resp.status));
-        o.retry = resp.status == 429 || resp.status >= 500;
-        if let Some(wait) = resp.retry_after {
-            // Honour Retry-After (capped): the host gets no request before then.
-            let until = Instant::now() + wait.min(Duration::from_secs(120));
-            let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
-            let slot = slots.entry(host.to_owned()).or_insert(until);
-            *slot = (*slot).max(until);
-        }
-        return (o, true, None);
+        return (http_failure(&sh, w.oid, &resp, host), true, None);
     }
     if !resp.is_html() {
         let mut o = failure(w.oid, store::DocStatus::Failed, "not-html");
@@ -200,6 +156,64 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> (Outcome, bool, Opt
         .await
         .unwrap_or_else(|_| failure(oid, store::DocStatus::Failed, "parse-panic"));
     (o, true, None)
+}
+
+/// Whether robots.txt and the per-host page cap let `url` be fetched; `Ok` with the host's
+/// crawl delay, or the attempt's end.
+async fn admit(sh: &Shared, oid: i64, url: &url::Url, host: &str) -> Result<Duration, Attempt> {
+    let extra = match sh.robots.check(&sh.fetcher, url).await {
+        Verdict::Disallowed => {
+            return Err((
+                failure(oid, store::DocStatus::Excluded, "robots"),
+                true,
+                None,
+            ))
+        }
+        Verdict::Unavailable => {
+            let mut o = failure(oid, store::DocStatus::Failed, "robots-unavailable");
+            o.retry = true;
+            return Err((o, false, Some(Cause::RobotsUnavailable)));
+        }
+        Verdict::Unreachable(e @ FetchError::Private(_)) => {
+            let o = failure(oid, store::DocStatus::Excluded, e.kind());
+            return Err((o, false, None));
+        }
+        Verdict::Unreachable(e) => {
+            let mut o = failure(oid, store::DocStatus::Failed, e.kind());
+            o.retry = true;
+            let cause = cause_of(&e, sh.config.fetch.proxy.as_deref());
+            return Err((o, false, Some(cause)));
+        }
+        Verdict::Allowed(d) => d.unwrap_or_default(),
+    };
+    // The per-host page cap counts requests robots.txt allowed.
+    let mut ph = sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
+    let n = ph.entry(host.to_owned()).or_default();
+    if *n >= sh.config.max_pages_per_host {
+        let o = failure(oid, store::DocStatus::Excluded, "trap-host-page-cap");
+        return Err((o, false, None));
+    }
+    *n += 1;
+    Ok(extra)
+}
+
+/// A non-200 answer: retried later for 429 and 5xx; a Retry-After (capped) keeps the host
+/// from getting another request before then.
+fn http_failure(sh: &Shared, oid: i64, resp: &crate::fetch::Fetched, host: &str) -> Outcome {
+    let mut o = failure(
+        oid,
+        store::DocStatus::Failed,
+        &format!("http-{}", resp.status),
+    );
+    o.http_status = Some(i64::from(resp.status));
+    o.retry = resp.status == 429 || resp.status >= 500;
+    if let Some(wait) = resp.retry_after {
+        let until = Instant::now() + wait.min(Duration::from_secs(120));
+        let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = slots.entry(host.to_owned()).or_insert(until);
+        *slot = (*slot).max(until);
+    }
+    o
 }
 
 /// Checks each redirect target against its host's robots.txt, as for any URL.
