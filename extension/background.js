@@ -17,6 +17,7 @@ import { CrawlView, MAX_PAGES, TOP_HUBS } from './lib/crawl-state.js';
 import { BROADCAST_TYPES } from './lib/messages.js';
 import { ModelStore } from './lib/model.js';
 import { MAX_EXAMPLE_CHARS, tabText } from './lib/page-text.js';
+import { closeHtmlReader, htmlText, installAdvice, openPanel } from './lib/platform.js';
 import { HostPort, HostRefusal, HostUnavailableError, errorText } from './lib/protocol.js';
 import { addExamples, applyEdit, finishBatch, importFolders, offlineEditCount, replayOfflineEdits } from './lib/taxonomy.js';
 
@@ -80,14 +81,15 @@ async function broadcastTopics() {
 // Classification
 
 /**
- * Opens the side panel on the tab. Called before any `await` so that a user gesture (the
- * context-menu click) still counts; without one Chrome refuses, which is fine.
+ * Opens the side panel (a sidebar in Firefox) on the tab. Called before any `await` so that a
+ * user gesture (the context-menu click) still counts; without one the browser refuses, which is
+ * fine.
  * @param {number} tabId
  * @returns {Promise<void>}
  */
 function openSidePanel(tabId) {
   try {
-    return chrome.sidePanel.open({ tabId }).catch(() => {});
+    return openPanel({ tabId }).catch(() => {});
   } catch {
     return Promise.resolve();
   }
@@ -136,45 +138,6 @@ async function reclassifyLast() {
 
 // ---------------------------------------------------------------------------------------------
 // Bookmark import (in the worker, so it goes on when the popup closes)
-
-/** @type {Promise<void> | null} the offscreen document, created once for all concurrent callers */
-let offscreenReady = null;
-
-/** Creates the offscreen document unless it exists; every caller awaits the same creation. */
-function ensureOffscreen() {
-  offscreenReady ??= (async () => {
-    const contexts = await chrome.runtime.getContexts({ contextTypes: [chrome.runtime.ContextType.OFFSCREEN_DOCUMENT] });
-    if (!contexts.length) {
-      // createDocument resolves once the document has loaded, so its listener is registered.
-      await chrome.offscreen.createDocument({ url: 'offscreen.html', reasons: [chrome.offscreen.Reason.DOM_PARSER],
-        justification: 'extract the visible text of fetched bookmarked pages' });
-    }
-  })().catch((e) => {
-    offscreenReady = null;
-    throw e;
-  });
-  return offscreenReady;
-}
-
-/** Closes the offscreen document (after an import); the next call creates it again. */
-async function closeOffscreen() {
-  if (!offscreenReady) return;
-  await offscreenReady.catch(() => {});
-  offscreenReady = null;
-  await chrome.offscreen.closeDocument().catch(() => {});
-}
-
-/**
- * The visible text of an HTML document, by the offscreen document (the worker has no DOMParser).
- * @param {string} html
- * @returns {Promise<string>}
- */
-async function htmlText(html) {
-  await ensureOffscreen();
-  const r = await chrome.runtime.sendMessage({ type: 'offscreen_text', html });
-  if (!r?.ok) throw new Error(r?.error ?? 'no answer from the offscreen document');
-  return r.text;
-}
 
 /** What "Learn from the crawl" last did: every popup shows it, also one opened later. */
 let selfTrainStatus = '';
@@ -243,7 +206,7 @@ function importBookmarks() {
       throw e;
     } finally {
       importing = null;
-      await closeOffscreen();
+      await closeHtmlReader();
     }
   })();
   return importing;
@@ -285,7 +248,7 @@ async function activeTabId() {
 function requireHost() {
   if (!port.connected) {
     throw new HostUnavailableError(`host not connected${port.state.error ? ` (${port.state.error})` : ''}; ` +
-      'crawling needs the Forager host: run "forager install --browser chromium"');
+      `crawling needs the Forager host. ${installAdvice()}`);
   }
 }
 

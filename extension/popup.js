@@ -5,6 +5,7 @@
  */
 
 import { onBroadcast, send } from './lib/messages.js';
+import { installAdvice, openPanel } from './lib/platform.js';
 import { MAX_DELAY, MAX_PAGES } from './lib/protocol.js';
 import { TopicTree } from './lib/tree.js';
 import { $, act, el, showHost, showNotice, statusText, wireNoticeDismiss } from './lib/ui.js';
@@ -75,7 +76,7 @@ let interrupted = null;
 function showStatus() {
   $('status-line').textContent = hostConnected ? statusText(crawlStatus)
     : (hostSeen ? 'The Forager host stopped unexpectedly; reconnecting…'
-      : 'Crawling needs the Forager host. Install it with "forager install --browser chromium", then Retry.') +
+      : `Crawling needs the Forager host. ${installAdvice()}`) +
       (hostError ? ` (${hostError})` : '');
   $('interrupted').hidden = !hostConnected || interrupted === null;
   $('interrupted-text').textContent = `The crawl was interrupted at ${interrupted} pages when the host stopped.`;
@@ -312,10 +313,10 @@ button('grant-access').addEventListener('click', () => act(button('grant-access'
   button('grant-access').hidden = granted;
 }));
 button('open-panel').addEventListener('click', () => act(button('open-panel'), async () => {
-  // No await before open(): Chrome opens the side panel only while the click still counts as a
-  // user gesture.
+  // No await before open(): the browser opens the side panel (Firefox: the sidebar) only while
+  // the click still counts as a user gesture.
   if (windowId === undefined) throw new Error('no browser window to open the side panel in');
-  await chrome.sidePanel.open({ windowId });
+  await openPanel({ windowId });
 }));
 button('resume-crawl').addEventListener('click', () => act(button('resume-crawl'), async () => {
   // No seeds: the host resumes the crawl database, with the remembered options.

@@ -7,6 +7,7 @@ WASM_BINDGEN_VERSION=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's
 
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v firefox-esr >/dev/null 2>&1 || need_apt+=(firefox-esr)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
@@ -31,6 +32,7 @@ python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('warcio') !=
   || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "warcio==$WARCIO_VERSION" >&2
 
 if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/typescript ] \
-  || [ ! -d tests/browser/node_modules/@types/chrome ]; then
+  || [ ! -d tests/browser/node_modules/@types/chrome ] || [ ! -d tests/browser/node_modules/puppeteer-core ] \
+  || [ ! -d tests/browser/node_modules/web-ext ]; then
   (cd tests/browser && npm ci --no-audit --no-fund >&2)
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, checks formatting and lints, runs the Rust tests, builds
-# the WASM classifier and the host, and runs the browser tests in headless Chromium.
+# the WASM classifier and the host, and runs the browser tests in headless Chromium and Firefox.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,5 +20,7 @@ scripts/build-wasm.sh
 cargo build --release -p forager
 echo "== tsc --noEmit over the extension's JSDoc-typed JS"
 (cd tests/browser && npx --no-install tsc -p ../../extension/tsconfig.json)
-echo "== browser tests"
+echo "== web-ext lint (the extension as Firefox loads it; errors fail, warnings are Chromium-only keys)"
+(cd tests/browser && npx --no-install web-ext lint --source-dir ../../extension --self-hosted --no-input)
+echo "== browser tests (Chromium: extension, report, wasm-parity; Firefox: firefox)"
 (cd tests/browser && npm test)
