@@ -96,13 +96,29 @@ pub fn write_manifest(dir: &Path, contents: &str) -> std::io::Result<PathBuf> {
 }
 
 /// The directory `browser` reads host manifests from; `user_data_dir` for a custom Chromium
-/// or Chrome profile (`--user-data-dir`), else the per-user default.
-pub fn manifest_dir(browser: Browser, user_data_dir: Option<&Path>) -> Result<PathBuf, String> {
+/// or Chrome profile (`--user-data-dir`), `home` for another home directory (`--home`: a
+/// Firefox run with that HOME reads `<home>/.mozilla/native-messaging-hosts`), else the
+/// per-user default.
+pub fn manifest_dir(
+    browser: Browser,
+    user_data_dir: Option<&Path>,
+    home: Option<&Path>,
+) -> Result<PathBuf, String> {
     if let (Some(u), Browser::Chromium | Browser::Chrome) = (user_data_dir, browser) {
         return Ok(u.join("NativeMessagingHosts"));
     }
-    let home = env_path("HOME", true).ok_or("HOME is not set to an absolute path")?;
-    let config = env_path("XDG_CONFIG_HOME", true).unwrap_or_else(|| home.join(".config"));
+    if user_data_dir.is_some() {
+        return Err("--user-data-dir is a Chromium profile; for Firefox give --home".into());
+    }
+    let (home, config) = match home {
+        Some(h) if h.is_absolute() => (h.to_path_buf(), h.join(".config")),
+        Some(h) => return Err(format!("--home {} is not an absolute path", h.display())),
+        None => {
+            let home = env_path("HOME", true).ok_or("HOME is not set to an absolute path")?;
+            let config = env_path("XDG_CONFIG_HOME", true).unwrap_or_else(|| home.join(".config"));
+            (home, config)
+        }
+    };
     Ok(match browser {
         Browser::Chromium => config.join("chromium/NativeMessagingHosts"),
         Browser::Chrome => config.join("google-chrome/NativeMessagingHosts"),
@@ -149,6 +165,22 @@ mod tests {
             m["allowed_extensions"],
             serde_json::json!([FIREFOX_EXTENSION_ID])
         );
+    }
+
+    #[test]
+    fn a_given_home_places_each_browsers_manifest_there() {
+        let h = Path::new("/tmp/forager-home");
+        assert_eq!(
+            manifest_dir(Browser::Firefox, None, Some(h)).unwrap(),
+            h.join(".mozilla/native-messaging-hosts")
+        );
+        assert_eq!(
+            manifest_dir(Browser::Chromium, None, Some(h)).unwrap(),
+            h.join(".config/chromium/NativeMessagingHosts")
+        );
+        assert!(manifest_dir(Browser::Firefox, None, Some(Path::new("rel"))).is_err());
+        let profile = Some(Path::new("/tmp/profile"));
+        assert!(manifest_dir(Browser::Firefox, profile, None).is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 // puppeteer-core over WebDriver BiDi, with the real native host.
 //
 // Set-up: trains a FOLDOC model into a fresh FORAGER_HOME, installs the host manifest for
-// Firefox into a fresh HOME (`forager install --browser firefox`, so Firefox reads it from
+// Firefox into a fresh HOME (`forager install --browser firefox --home DIR`, so Firefox reads it from
 // $HOME/.mozilla/native-messaging-hosts), serves FOLDOC through `forager serve-web` (Firefox
 // uses it as its HTTP proxy) and installs extension/ as a temporary add-on.
 //
@@ -278,7 +278,7 @@ before(async () => {
   S.page = await pickPage();
 
   // Installed as a user does, into the HOME Firefox will run with.
-  const { stdout } = await forager(['install', '--browser', 'firefox'], { HOME: S.ffHome });
+  const { stdout } = await forager(['install', '--browser', 'firefox', '--home', S.ffHome]);
   const hostManifest = path.join(S.ffHome, '.mozilla', 'native-messaging-hosts', 'org.forager.host.json');
   assert.equal(stdout.trim(), hostManifest, 'install prints the manifest it wrote');
   const hm = JSON.parse(await readFile(hostManifest, 'utf8'));

@@ -12,6 +12,10 @@ pub(crate) struct Args {
     /// A custom Chromium/Chrome profile directory (as given to --user-data-dir).
     #[arg(long)]
     user_data_dir: Option<PathBuf>,
+    /// Another home directory (absolute): Firefox run with that HOME reads its host manifests
+    /// from <home>/.mozilla/native-messaging-hosts.
+    #[arg(long)]
+    home: Option<PathBuf>,
     /// The extension's id (default: derived from the key in extension/manifest.json).
     #[arg(long)]
     extension_id: Option<String>,
@@ -25,6 +29,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let Args {
         browser,
         user_data_dir,
+        home,
         extension_id,
         extension_manifest,
     } = args;
@@ -52,8 +57,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
         }
     };
     let binary = std::env::current_exe()?.canonicalize()?;
-    let dir =
-        install::manifest_dir(browser, user_data_dir.as_deref()).map_err(anyhow::Error::msg)?;
+    let dir = install::manifest_dir(browser, user_data_dir.as_deref(), home.as_deref())
+        .map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&dir)?;
     let text = install::manifest(browser, &binary, &id).map_err(anyhow::Error::msg)?;
     let file = install::write_manifest(&dir, &text)

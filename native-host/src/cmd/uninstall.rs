@@ -12,6 +12,10 @@ pub(crate) struct Args {
     /// A custom Chromium/Chrome profile directory.
     #[arg(long)]
     user_data_dir: Option<PathBuf>,
+    /// Another home directory (absolute): Firefox run with that HOME reads its host manifests
+    /// from <home>/.mozilla/native-messaging-hosts.
+    #[arg(long)]
+    home: Option<PathBuf>,
 }
 
 /// Runs `forager uninstall`.
@@ -19,8 +23,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let Args {
         browser,
         user_data_dir,
+        home,
     } = args;
-    let dir = forager::install::manifest_dir(browser, user_data_dir.as_deref())
+    let dir = forager::install::manifest_dir(browser, user_data_dir.as_deref(), home.as_deref())
         .map_err(anyhow::Error::msg)?;
     let file = dir.join(format!("{}.json", forager::install::HOST_NAME));
     match std::fs::remove_file(&file) {
