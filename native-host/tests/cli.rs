@@ -249,10 +249,22 @@ fn demo_runs_on_the_embedded_default() {
         .arg(&report));
     assert!(out.contains("Harvest"), "{out}");
     assert!(
-        out.contains("soft+apprentice") && out.contains("Top hubs"),
+        out.contains("soft+apprentice+open-world") && out.contains("Top hubs"),
         "{out}"
     );
-    // The focused crawl must beat breadth-first on the generated web.
+    // The web has off-taxonomy regions, and both focused crawls say how far to trust them.
+    assert!(out.contains("off-taxonomy regions"), "{out}");
+    assert!(
+        out.contains("closed world (soft+apprentice): precision"),
+        "{out}"
+    );
+    assert!(
+        out.contains("open world   (soft+apprentice+open-world): precision"),
+        "{out}"
+    );
+    // The default focused crawl (closed world) must beat breadth-first on the generated web;
+    // the open-world one varies more from run to run (its background is learned from pages a
+    // concurrent crawl happened to fetch first), so it is reported, not bounded, here.
     let last = out
         .lines()
         .find(|l| l.trim_start().starts_with("400 "))
@@ -263,8 +275,8 @@ fn demo_runs_on_the_embedded_default() {
         .map(|c| c.parse().unwrap())
         .collect();
     assert!(cols[1] > cols[0], "{last}");
-    // Third column: the simulated oracle, the best any link-following crawl can do.
-    assert!(cols[2] >= cols[1] && cols[2] > 0.5, "{last}");
+    // Last column: the simulated oracle, the best any link-following crawl can do.
+    assert!(cols[3] >= cols[1].max(cols[2]) && cols[3] > 0.5, "{last}");
     assert!(out.contains("of the best possible"), "{out}");
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("<svg") && html.contains("Top hubs"));

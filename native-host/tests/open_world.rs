@@ -303,3 +303,64 @@ fn off_taxonomy_regions_stay_out_of_the_top_hubs_and_authorities() {
         "relevance-weighted HITS lets a region in"
     );
 }
+
+/// The report's confidence view tells the pages a crawl cannot place: on a generated web with
+/// off-taxonomy regions, a breadth-first crawl (which wanders into them) has most of its
+/// off-taxonomy pages marked "cannot place" and most of its topical pages placed.
+#[test]
+fn the_report_tells_the_pages_the_classifier_cannot_place() {
+    let dir = tmp("ow-confidence");
+    let web_dir = dir.join("web");
+    let synth = forager::synthweb::SynthWeb::generate(&forager::synthweb::SynthConfig {
+        off_taxonomy: 3,
+        ..Default::default()
+    });
+    synth.write_to(&web_dir).unwrap();
+    let db = dir.join("bfs.db");
+    run(forager()
+        .args([
+            "crawl",
+            "--task",
+            "astronomy",
+            "--mode",
+            "bfs",
+            "--pages",
+            "800",
+        ])
+        .arg("--web")
+        .arg(&web_dir)
+        .arg("--db")
+        .arg(&db));
+    let ro = forager::store::ReadOnly::open(&db).unwrap();
+    let c = forager::confidence::confidence(&ro.read())
+        .unwrap()
+        .expect("the crawl stored its model");
+    let pages = ro.read().fetched_pages().unwrap();
+    assert_eq!(c.placed.len(), pages.len());
+    let (mut off, mut off_unplaced, mut topical, mut topical_unplaced) = (0, 0, 0, 0);
+    for (p, placed) in pages.iter().zip(&c.placed) {
+        let Some(placed) = placed else { continue };
+        if synth.off_taxonomy.contains_key(&p.url) {
+            off += 1;
+            off_unplaced += usize::from(!placed);
+        } else if synth.web.labels.contains_key(&p.url) {
+            topical += 1;
+            topical_unplaced += usize::from(!placed);
+        }
+    }
+    let share = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+    eprintln!(
+        "confidence: off-taxonomy {off_unplaced}/{off} cannot be placed, topical \
+         {topical_unplaced}/{topical}; background {}",
+        c.background
+    );
+    assert!(off >= 50 && topical >= 200, "off {off}, topical {topical}");
+    assert!(share(off_unplaced, off) >= 0.6, "{off_unplaced}/{off}");
+    assert!(
+        share(topical_unplaced, topical) <= 0.3,
+        "{topical_unplaced}/{topical}"
+    );
+    // The report shows it.
+    let text = run(forager().arg("report").arg(&db));
+    assert!(text.contains("classifier confidence:"), "{text}");
+}

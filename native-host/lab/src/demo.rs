@@ -1,9 +1,12 @@
 //! `forager demo`: the main job on the embedded default, with no input files and no network.
 //!
-//! Generates the synthetic topical web (or opens a mini-web), trains the taxonomy from its
-//! examples, serves the web on loopback, crawls it breadth-first and with soft focus guided
-//! by the apprentice side by side with live progress, then prints the harvest table and the
-//! distiller's top hubs and writes an HTML report.
+//! Generates the synthetic topical web with off-taxonomy regions (or opens a mini-web), trains
+//! the taxonomy from its examples, serves the web on loopback, and crawls it side by side with
+//! live progress: breadth-first, soft focus guided by the apprentice in the classifier's closed
+//! world, and the same with the open world (a background of "none of the topics" learned from
+//! the crawl's own pages). Then it prints the harvest table, how precise each focused crawl's
+//! relevance was and how much it fetched that belongs to no topic, and the distiller's top hubs,
+//! and writes an HTML report.
 
 use crate::accuracy;
 use crate::evaluation::{self, BenchConfig, StrategyResult};
@@ -52,9 +55,11 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
     model.set_good_paths(&task.good)?;
     let dir = std::env::temp_dir().join(format!("forager-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let (mut results, focused_db) = crawl_both(&web, &task, &model, opts, &dir).await?;
+    let (mut results, dbs) = crawl_all(&web, &task, &model, opts, &dir).await?;
     results.push(oracle(&web, &task, opts.pages as usize));
     print_harvest(out, &results)?;
+    print_precision(out, &results)?;
+    let focused_db = dbs[1].clone();
     let hubs_html = print_hubs(out, &web, &task, &focused_db)?;
     let html = evaluation::report_html(
         &format!("Forager demo — task {}", task.name),
@@ -81,16 +86,20 @@ fn open_web(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<MiniWeb>
     }
     let cfg = SynthConfig {
         seed: opts.seed,
+        off_taxonomy: crate::synthweb::off_taxonomy::REGIONS.len(),
         ..SynthConfig::default()
     };
     let synth = SynthWeb::generate(&cfg);
     writeln!(
         out,
         "Generated a topical web: {} files on {} sites (topics with their own words, mixed \
-         sites, hubs, popular portals, dead links, a robots.txt-disallowed area, a \
-         calendar trap).",
+         sites, hubs, popular portals, dead links, a robots.txt-disallowed area, a calendar \
+         trap) and {} off-taxonomy regions with {} pages: dense, popular clusters about none \
+         of the topics whose words partly overlap theirs, as most of the real web is.",
         synth.files.len(),
-        cfg.sites + 5
+        cfg.sites + 5 + cfg.off_taxonomy * (cfg.sites / 10).max(1),
+        cfg.off_taxonomy,
+        synth.off_taxonomy.len()
     )?;
     Ok(synth.web)
 }
@@ -118,16 +127,19 @@ fn train(out: &mut impl Write, web: &MiniWeb) -> anyhow::Result<forager_classifi
     Ok(model)
 }
 
-/// Breadth-first and soft focus with the apprentice, crawled side by side on the web served
-/// on loopback with live progress bars; returns their results and the focused crawl's
-/// database.
-async fn crawl_both(
+/// The crawls the demo compares, side by side.
+const CRAWLS: [&str; 3] = ["bfs", "soft+apprentice", "soft+apprentice+open-world"];
+
+/// Breadth-first and soft focus with the apprentice, closed and open world, crawled side by
+/// side on the web served on loopback with live progress bars; returns their results and
+/// databases.
+async fn crawl_all(
     web: &MiniWeb,
     task: &Task,
     model: &forager_classifier::Model,
     opts: &DemoOptions,
     dir: &std::path::Path,
-) -> anyhow::Result<(Vec<StrategyResult>, PathBuf)> {
+) -> anyhow::Result<(Vec<StrategyResult>, Vec<PathBuf>)> {
     let server = crate::serve::start(web.clone(), ([127, 0, 0, 1], 0).into()).await?;
     let cfg = BenchConfig {
         pages: opts.pages,
@@ -147,11 +159,11 @@ async fn crawl_both(
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
             .progress_chars("=> ");
     let mut runs = Vec::new();
-    for name in ["bfs", "soft+apprentice"] {
+    for name in CRAWLS {
         let s = evaluation::strategy(name).ok_or_else(|| anyhow::anyhow!("no strategy {name}"))?;
         let bar = bars.add(indicatif::ProgressBar::new(opts.pages));
         bar.set_style(style.clone());
-        bar.set_prefix(name);
+        bar.set_prefix(name.replace("soft+apprentice", "focused"));
         runs.push((s, bar, dir.join(format!("{}.db", name.replace('+', "-")))));
     }
     let crawl = |i: usize| {
@@ -171,14 +183,14 @@ async fn crawl_both(
             r
         }
     };
-    let (a, b) = tokio::join!(crawl(0), crawl(1));
+    let (a, b, c) = tokio::join!(crawl(0), crawl(1), crawl(2));
     server.shutdown().await;
     let mut results: Vec<StrategyResult> = Vec::new();
-    for ((s, _, _), r) in runs.iter().zip([a?, b?]) {
+    for ((s, _, _), r) in runs.iter().zip([a?, b?, c?]) {
         let checkpoints = evaluation::measure(web, task, &r.0, opts.pages as usize);
         results.push(StrategyResult::plain(s.name, checkpoints, r.1));
     }
-    Ok((results, runs[1].2.clone()))
+    Ok((results, runs.into_iter().map(|r| r.2).collect()))
 }
 
 /// The yardstick: the oracle, a crawl that knows every page's topic (simulated on the links).
@@ -205,7 +217,7 @@ fn print_harvest(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::Re
     )?;
     write!(out, "{:>8}", "pages")?;
     for r in results {
-        write!(out, " {:>16}", r.strategy)?;
+        write!(out, " {:>26}", r.strategy)?;
     }
     writeln!(out)?;
     let n_rows = (results.iter().map(|r| r.checkpoints.len()))
@@ -214,15 +226,17 @@ fn print_harvest(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::Re
     for i in 0..n_rows {
         write!(out, "{:>8}", results[0].checkpoints[i].n)?;
         for r in results {
-            write!(out, " {:>16.3}", r.checkpoints[i].harvest)?;
+            write!(out, " {:>26.3}", r.checkpoints[i].harvest)?;
         }
         writeln!(out)?;
     }
-    if let (Some(a), Some(b)) = (results[0].checkpoints.last(), results[1].checkpoints.last()) {
+    // The crawl `forager crawl` runs by default: soft focus with the apprentice, closed world.
+    let focused = &results[1];
+    if let (Some(a), Some(b)) = (results[0].checkpoints.last(), focused.checkpoints.last()) {
         writeln!(
             out,
-            "Focused crawling wasted {} fetches on irrelevant pages where breadth-first wasted {} \
-             ({:.0}% less); it reached {:.0}% of the held-out target pages against {:.0}%.",
+            "Focused crawling wasted {} fetches on irrelevant pages where breadth-first wasted \
+             {} ({:.0}% less); it reached {:.0}% of the held-out target pages against {:.0}%.",
             b.loss,
             a.loss,
             100.0 * (1.0 - b.loss as f64 / a.loss.max(1) as f64),
@@ -230,13 +244,59 @@ fn print_harvest(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::Re
             a.target_recall * 100.0
         )?;
     }
-    if let (Some(b), Some(o)) = (results[1].checkpoints.last(), results[2].checkpoints.last()) {
+    if let (Some(b), Some(o)) = (
+        focused.checkpoints.last(),
+        results[results.len() - 1].checkpoints.last(),
+    ) {
         writeln!(
             out,
             "The oracle (a crawler told every page's true topic, simulated on the same links) \
              harvests {:.3}: the focused crawl got {:.0}% of the best possible.",
             o.harvest,
             100.0 * b.harvest / o.harvest.max(f64::MIN_POSITIVE)
+        )?;
+    }
+    Ok(())
+}
+
+/// How far each focused crawl's relevance could be trusted, closed world against open world:
+/// the precision of R(d) >= 0.5 among its fetched pages and the share of its fetches that
+/// belong to no topic (by ground truth).
+fn print_precision(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "\nOf the pages each crawl judged relevant (R >= 0.5), the share truly relevant; and the \
+         share of its fetches about none of the topics:"
+    )?;
+    for r in results.iter().filter(|r| r.strategy.starts_with("soft")) {
+        if let Some(c) = r.checkpoints.last() {
+            let world = if r.strategy.contains("open-world") {
+                "open world  "
+            } else {
+                "closed world"
+            };
+            writeln!(
+                out,
+                "  {world} ({}): precision {:.2}, no topic {:.0}% of {} fetches",
+                r.strategy,
+                c.precision,
+                100.0 * c.no_topic,
+                c.n
+            )?;
+        }
+    }
+    let last = |i: usize| results.get(i).and_then(|r| r.checkpoints.last());
+    if let (Some(closed), Some(open)) = (last(1), last(2)) {
+        let verdict = if open.harvest > closed.harvest {
+            "raised"
+        } else {
+            "did not raise"
+        };
+        writeln!(
+            out,
+            "  On this web the background learned from the crawl {verdict} the harvest ({:.3} \
+             closed, {:.3} open); `forager crawl --open-world` turns it on.",
+            closed.harvest, open.harvest
         )?;
     }
     Ok(())

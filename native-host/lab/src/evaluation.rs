@@ -28,6 +28,7 @@ pub const STRATEGIES: &[&str] = &[
     "soft+apprentice-offline",
     "soft+open-world",
     "soft+open-world-em",
+    "soft+apprentice+open-world",
 ];
 
 /// One crawl strategy.
@@ -67,6 +68,13 @@ pub fn strategy(name: &str) -> Option<Strategy> {
                 name: "soft+open-world",
                 open_world: Some(forager_classifier::BackgroundMethod::Spies),
                 ..strategy("soft")?
+            })
+        }
+        "soft+apprentice+open-world" => {
+            return Some(Strategy {
+                name: "soft+apprentice+open-world",
+                open_world: Some(forager_classifier::BackgroundMethod::Spies),
+                ..strategy("soft+apprentice")?
             })
         }
         "soft+open-world-em" => {

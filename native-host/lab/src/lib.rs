@@ -5,6 +5,7 @@
 
 pub mod accuracy;
 pub mod bookmarks;
+pub mod confidence;
 pub mod demo;
 pub mod evaluation;
 pub mod miniweb;

@@ -137,6 +137,8 @@ pub struct Report {
     /// R(d) in fetch order, for the charts.
     #[serde(skip)]
     pub relevance: Vec<f64>,
+    /// How sure the classifier is of the crawl's pages (`None`: no readable model stored).
+    pub confidence: Option<crate::confidence::Confidence>,
 }
 
 /// Builds the report of a crawl database; hub and authority scores come from the last
@@ -193,6 +195,7 @@ pub fn build(db: &Reader, top: usize) -> Result<Report, StoreError> {
         errors: db.errors()?,
         alarms: db.alarms(&relevance, counts.frontier),
         relevance,
+        confidence: crate::confidence::confidence(db)?,
     })
 }
 
@@ -248,9 +251,34 @@ pub fn text(r: &Report) -> String {
     {
         s += &format!("  {n:>7}  {m:.3}\n");
     }
+    if let Some(c) = &r.confidence {
+        s += &confidence_text(c);
+    }
     s += "\nfetch errors by kind:\n";
     for (k, n) in &r.errors {
         s += &format!("  {n:>6}  {k}\n");
+    }
+    s
+}
+
+/// The classifier's confidence as text: the share of pages it cannot place, overall and
+/// along the crawl.
+fn confidence_text(c: &crate::confidence::Confidence) -> String {
+    let mut s = format!(
+        "\nclassifier confidence: {} of {} fetched pages ({:.0}%) fit none of the topics or no \
+         leaf at p >= 0.5 (background learned from {} of the crawl's pages)\n",
+        c.unplaced,
+        c.pages,
+        100.0 * c.unplaced as f64 / c.pages.max(1) as f64,
+        c.background
+    );
+    s += "  share it cannot place, per 100 pages in fetch order:\n";
+    for (n, share) in c
+        .by_fetch_order
+        .iter()
+        .step_by((c.by_fetch_order.len() / 10).max(1))
+    {
+        s += &format!("  {n:>7}  {share:.2}\n");
     }
     s
 }
@@ -328,6 +356,27 @@ fn relevance_histogram(relevance: &[f64]) -> String {
     format!("<figure><figcaption>Distribution of relevance over fetched pages</figcaption>{svg}</figure>")
 }
 
+/// The classifier's confidence as HTML: the share of pages it cannot place, and its line
+/// along the crawl.
+fn confidence_html(c: &crate::confidence::Confidence) -> String {
+    let points = (c.by_fetch_order.iter())
+        .map(|&(n, x)| (n as f64, x))
+        .collect();
+    format!(
+        "<p>The classifier cannot place {} of {} fetched pages ({:.0}%): they fit none of the \
+         topics (a background learned from the crawl's pages) or no leaf at p ≥ 0.5. A rising \
+         line means the crawl drifted into pages it cannot judge.</p>{}",
+        c.unplaced,
+        c.pages,
+        100.0 * c.unplaced as f64 / c.pages.max(1) as f64,
+        line_chart(
+            "Pages the classifier cannot place (share per 100 fetched pages)",
+            "share",
+            &[("cannot place".to_string(), points)],
+        )
+    )
+}
+
 /// The report as one self-contained HTML page.
 pub fn html(r: &Report, title: &str) -> String {
     let mut harvest = Vec::with_capacity(r.relevance.len());
@@ -343,6 +392,7 @@ pub fn html(r: &Report, title: &str) -> String {
         "harvest rate",
         &[("focused crawl".to_string(), harvest)],
     );
+    let confidence = r.confidence.as_ref().map_or(String::new(), confidence_html);
     let links = |v: &[Scored]| -> String {
         v.iter()
             .map(|x| {
@@ -381,7 +431,7 @@ pub fn html(r: &Report, title: &str) -> String {
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>{CSS}\
          .alarm{{background:#fee;border:1px solid #c33;padding:.4em .8em}}</style></head><body>\
-         <h1>{t}</h1><p>{} pages fetched, {} in the frontier.</p>{alarms}{}{}{}\
+         <h1>{t}</h1><p>{} pages fetched, {} in the frontier.</p>{alarms}{}{}{}{confidence}\
          <h2>Top hubs</h2><table><tr><th>page</th><th>hub score</th></tr>{}</table>\
          <h2>Top authorities</h2><table><tr><th>page</th><th>authority score</th></tr>{}</table>\
          <h2>Top sites by density of relevant pages</h2><table><tr><th>site</th><th>relevant</th>\

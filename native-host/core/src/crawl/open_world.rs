@@ -3,9 +3,9 @@
 //! are re-judged with the new classifier and the frontier re-scored from them.
 
 use super::{blocking, CrawlError, Judge, Mode, OpenWorldConfig};
-use crate::store::{fnv64, CrawlDb, StoreError};
+use crate::store::{CrawlDb, StoreError, TextSample};
 use forager_classifier::{BackgroundReport, Scratch};
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// When and from what the crawl learns its background.
@@ -77,18 +77,10 @@ pub(super) fn rejudge(
     )
 }
 
-/// Up to `max` fetched pages' (URL, text), the ones with the smallest URL hashes: a sample
-/// that does not depend on fetch order and holds only `max` texts in memory.
+/// Up to `max` fetched pages' (URL, text), the ones with the smallest URL hashes
+/// ([`TextSample`]).
 fn sample_texts(s: &impl CrawlDb, max: usize) -> Result<Vec<(String, String)>, StoreError> {
-    let mut heap: BinaryHeap<(u64, String, String)> = BinaryHeap::new();
-    s.for_each_fetched_text(|url, text| {
-        let h = fnv64(url);
-        if heap.len() < max {
-            heap.push((h, url.to_owned(), text.to_owned()));
-        } else if heap.peek().is_some_and(|top| h < top.0) {
-            heap.pop();
-            heap.push((h, url.to_owned(), text.to_owned()));
-        }
-    })?;
-    Ok(heap.into_iter().map(|(_, u, t)| (u, t)).collect())
+    let mut sample = TextSample::new(max);
+    s.for_each_fetched_text(|url, text| sample.offer(url, text))?;
+    Ok(sample.into_pages())
 }

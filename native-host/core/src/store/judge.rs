@@ -83,3 +83,37 @@ pub fn fetched_text_of(conn: &rusqlite::Connection, url: &str) -> Result<Option<
         .optional()?;
     Ok(blob.and_then(|b| decompress_text(&b)))
 }
+
+/// A sample of fetched pages' (URL, text) that does not depend on fetch order: the `max`
+/// pages with the smallest URL hashes, holding only `max` texts in memory. The background of
+/// an open-world crawl, and the report's confidence, are learned from it.
+pub struct TextSample {
+    max: usize,
+    heap: std::collections::BinaryHeap<(u64, String, String)>,
+}
+
+impl TextSample {
+    /// An empty sample of at most `max` pages.
+    pub fn new(max: usize) -> Self {
+        TextSample {
+            max,
+            heap: Default::default(),
+        }
+    }
+
+    /// Offers one page; it stays if its URL hash is among the `max` smallest so far.
+    pub fn offer(&mut self, url: &str, text: &str) {
+        let h = super::fnv64(url);
+        if self.heap.len() < self.max {
+            self.heap.push((h, url.to_owned(), text.to_owned()));
+        } else if self.heap.peek().is_some_and(|top| h < top.0) {
+            self.heap.pop();
+            self.heap.push((h, url.to_owned(), text.to_owned()));
+        }
+    }
+
+    /// The sampled (URL, text) pairs.
+    pub fn into_pages(self) -> Vec<(String, String)> {
+        self.heap.into_iter().map(|(_, u, t)| (u, t)).collect()
+    }
+}

@@ -15,7 +15,7 @@ mod record;
 use frontier::Caches;
 
 pub use crawl_db::CrawlDb;
-pub use judge::{fetched_text_of, Verdict};
+pub use judge::{fetched_text_of, TextSample, Verdict};
 pub use mining::{each_fetched_text, graph_of};
 pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};

@@ -353,6 +353,16 @@ impl<'a> Reader<'a> {
         super::fetched_text_of(self.conn, url)
     }
 
+    /// The model the crawl was started with (taxonomy, examples, good marks), as saved.
+    pub fn model_bytes(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
     /// Calls `f(url, text)` for every fetched page with stored text, in row order.
     pub fn each_fetched_text<E: From<super::StoreError>>(
         &self,
