@@ -456,6 +456,15 @@ test('(w) Firefox: left idle past the event page\'s idle limit with no extension
   assert.ok(S.popup && S.panel && S.browser);
   const popup = S.popup;
   const panel = S.panel;
+  // A fresh, polite crawl (1 s between requests to a host) that cannot run out of work while
+  // the test waits: FOLDOC is fetched in seconds at full speed.
+  await hostRequest(popup, 'stop_crawl');
+  await waitFor('the crawl to stop', async () => (await hostRequest(popup, 'status')).status.state === 'idle', 20_000);
+  await hostRequest(popup, 'new_crawl');
+  const task = (await tasks(S.web)).find((t) => t.name === 'networking');
+  assert.ok(task);
+  await hostRequest(popup, 'start_crawl', { seeds: task.seeds, proxy: `http://127.0.0.1:${S.proxyPort}`,
+    delay: 1, pages: 100000 });
   await waitFor('a running crawl', async () => (await hostRequest(popup, 'status')).status.state === 'running', 20_000);
   // A mark on this instance of the event page: gone if Firefox unloads and reloads it.
   await popup.evaluate(async () => {
