@@ -24,7 +24,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
@@ -36,6 +36,7 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
 import { NativeProcess, encodeFrame, lengthPrefixed } from './helpers/native-host.js';
+import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
 import { hostPids } from './helpers/procs.js';
 
 const run = promisify(execFile);
@@ -124,26 +125,6 @@ async function expectedId() {
   const manifest = JSON.parse(await readFile(path.join(EXTENSION, 'manifest.json'), 'utf8'));
   const hex = createHash('sha256').update(Buffer.from(manifest.key, 'base64')).digest('hex').slice(0, 32);
   return [...hex].map((c) => String.fromCharCode(97 + parseInt(c, 16))).join('');
-}
-
-/**
- * Polls `fn` until it returns a truthy value; fails with `what` and the last value after `ms`.
- * @template T
- * @param {string} what
- * @param {() => Promise<T>} fn
- * @param {number} ms
- * @returns {Promise<T>}
- */
-async function waitFor(what, fn, ms) {
-  const deadline = Date.now() + ms;
-  /** @type {any} */
-  let last;
-  for (;;) {
-    try { last = await fn(); } catch (e) { last = e; }
-    if (last && !(last instanceof Error)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /**
@@ -254,33 +235,11 @@ async function extensionWorker(ctx) {
     await ctx.waitForEvent('serviceworker', { predicate: isOurs, timeout: 20_000 });
 }
 
-/** Starts `forager serve-web FOLDOC --port 0` and reads its port. */
+/** Starts `forager serve-web FOLDOC --port 0`: the browser's proxy. */
 async function startProxy() {
-  const child = spawn(FORAGER, ['serve-web', S.web, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { child, port } = await startServeWeb(FORAGER, S.web);
   S.server = child;
-  const port = await new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve-web printed no port: ${out}`)), 15_000);
-    timer.unref();
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /^(\d+)\s*$/m.exec(out);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-    });
-    child.on('exit', (code) => reject(new Error(`serve-web exited (${code}): ${out}`)));
-  });
   S.proxy = `http://127.0.0.1:${port}`;
-}
-
-/** The networking page of scenario (b): labelled Networking, not an example, natively Networking. */
-async function pickPage() {
-  const candidates = (await labelledNonExamples(S.web, TOPIC)).slice(0, 40);
-  const { stdout } = await forager(['classify', '--model', path.join(S.home, 'model.fgm'), '--json',
-    ...candidates.map((c) => c.file)]);
-  const lines = stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-  const i = lines.findIndex((l) => l.best_leaf === TOPIC);
-  assert.ok(i >= 0, `none of ${candidates.length} networking pages classifies as ${TOPIC} natively`);
-  return { ...candidates[i], native: lines[i] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -305,7 +264,7 @@ before(async () => {
 
   // The host's model: FOLDOC's taxonomy instead of the starter one.
   await forager(['train', '--web', S.web, '--out', path.join(S.home, 'model.fgm')]);
-  S.page = await pickPage();
+  S.page = await pickPage(S.web, TOPIC, forager, path.join(S.home, 'model.fgm'));
 
   const { stdout } = await forager(['install', '--browser', 'chromium', '--user-data-dir', S.profile]);
   const hostManifest = path.join(S.profile, 'NativeMessagingHosts', 'org.forager.host.json');

@@ -27,7 +27,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -36,7 +36,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import puppeteer from 'puppeteer-core';
-import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
+import { ensureFoldoc, tasks } from './helpers/foldoc.js';
+import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
 import { hostPids } from './helpers/procs.js';
 
 const run = promisify(execFile);
@@ -101,26 +102,6 @@ async function forager(args, env = {}) {
 }
 
 /**
- * Polls `fn` until it returns a truthy value; fails with `what` and the last value after `ms`.
- * @template T
- * @param {string} what
- * @param {() => Promise<T>} fn
- * @param {number} ms
- * @returns {Promise<T>}
- */
-async function waitFor(what, fn, ms) {
-  const deadline = Date.now() + ms;
-  /** @type {any} */
-  let last;
-  for (;;) {
-    try { last = await fn(); } catch (e) { last = e; }
-    if (last && !(last instanceof Error)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-
-/**
  * Opens an extension page in a new tab (through the loopback launch pad) and waits until it
  * showed its first state.
  * @param {string} file e.g. popup.html
@@ -175,21 +156,11 @@ async function numAttr(page, selector, attr) {
   return page.evaluate((s, a) => Number(document.querySelector(s)?.getAttribute(a) ?? NaN), selector, attr);
 }
 
-/** Starts `forager serve-web FOLDOC --port 0` and reads its port. */
+/** Starts `forager serve-web FOLDOC --port 0`: Firefox's proxy. */
 async function startProxy() {
-  const child = spawn(FORAGER, ['serve-web', S.web, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { child, port } = await startServeWeb(FORAGER, S.web);
   S.server = child;
-  S.proxyPort = await new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve-web printed no port: ${out}`)), 15_000);
-    timer.unref();
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /^(\d+)\s*$/m.exec(out);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-    });
-    child.on('exit', (code) => reject(new Error(`serve-web exited (${code}): ${out}`)));
-  });
+  S.proxyPort = port;
 }
 
 /** A blank loopback page from which tabs step into extension pages. */
@@ -217,17 +188,6 @@ async function extensionForFirefox() {
   manifest.web_accessible_resources = [{ resources: ['popup.html', 'sidepanel.html'], matches: ['http://127.0.0.1/*'] }];
   await writeFile(file, JSON.stringify(manifest, null, 2));
   return copy;
-}
-
-/** The networking page of scenario (b): labelled Networking, not an example, natively Networking. */
-async function pickPage() {
-  const candidates = (await labelledNonExamples(S.web, TOPIC)).slice(0, 40);
-  const { stdout } = await forager(['classify', '--model', path.join(S.home, 'model.fgm'), '--json',
-    ...candidates.map((c) => c.file)]);
-  const lines = stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-  const i = lines.findIndex((l) => l.best_leaf === TOPIC);
-  assert.ok(i >= 0, `none of ${candidates.length} networking pages classifies as ${TOPIC} natively`);
-  return { ...candidates[i], native: lines[i] };
 }
 
 /**
@@ -275,7 +235,7 @@ before(async () => {
     .browser_specific_settings.gecko.id;
 
   await forager(['train', '--web', S.web, '--out', path.join(S.home, 'model.fgm')]);
-  S.page = await pickPage();
+  S.page = await pickPage(S.web, TOPIC, forager, path.join(S.home, 'model.fgm'));
 
   // Installed as a user does, into the HOME Firefox will run with.
   const { stdout } = await forager(['install', '--browser', 'firefox', '--home', S.ffHome]);
