@@ -7,8 +7,8 @@ pub use forager_core::{
     warc,
 };
 pub use forager_lab::{
-    accuracy, bookmarks, confidence, demo, evaluation, miniweb, partial, reference, report, serve,
-    synthweb, training,
+    accuracy, bookmarks, confidence, demo, evaluation, highlight, miniweb, partial, reference,
+    report, serve, synthweb, training,
 };
 
 pub mod framing;

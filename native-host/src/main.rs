@@ -24,6 +24,12 @@ enum Cmd {
     Train(cmd::train::Args),
     /// Classify HTML files or URLs; prints the best path and the relevance to the good topics.
     Classify(cmd::classify::Args),
+    /// Score the links of a saved page as the browser's "highlight promising links" does: with
+    /// a crawl's apprentice (`--db`), else by the words around each link. JSON.
+    Links(cmd::links::Args),
+    /// How well "highlight promising links" picks links on mini-web tasks: P@5 and AUC of the
+    /// apprentice, the words around each link, and the parent's relevance.
+    HighlightEval(cmd::highlight_eval::Args),
     /// The main job on the embedded default: generate a web, learn its topics, show the results.
     Demo(cmd::demo::Args),
     /// Crawl: from a mini-web task (trains, serves and seeds itself) or resume an existing database.
@@ -136,6 +142,8 @@ fn main() -> Result<()> {
     match cli.cmd {
         Cmd::Train(a) => cmd::train::run(a),
         Cmd::Classify(a) => cmd::classify::run(a),
+        Cmd::Links(a) => cmd::links::run(a),
+        Cmd::HighlightEval(a) => cmd::highlight_eval::run(a),
         Cmd::Demo(a) => cmd::demo::run(a),
         Cmd::Crawl(a) => cmd::crawl::run(*a),
         Cmd::NotRelevant(a) => cmd::not_relevant::run(a),

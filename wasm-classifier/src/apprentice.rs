@@ -194,6 +194,76 @@ impl Apprentice {
     }
 }
 
+/// First bytes of an apprentice file.
+pub const APPRENTICE_MAGIC: &[u8; 8] = b"FORAGERA";
+/// Current apprentice format version.
+const APPRENTICE_VERSION: u16 = 1;
+
+/// The apprentice's bytes: counts sorted by feature, features delta-coded (postcard varints),
+/// so a FOLDOC crawl's apprentice is a few hundred kilobytes.
+#[derive(Serialize, Deserialize)]
+struct ApprenticeFile {
+    instances: [u64; 2],
+    /// (feature delta from the previous feature, low count, high count).
+    counts: Vec<(u32, u32, u32)>,
+}
+
+impl Apprentice {
+    /// Deterministic bytes of the apprentice (what the host sends the browser).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut sorted: Vec<(u32, [u32; 2])> = self.counts.iter().map(|(&f, &c)| (f, c)).collect();
+        sorted.sort_unstable_by_key(|&(f, _)| f);
+        let mut prev = 0;
+        let counts = sorted
+            .into_iter()
+            .map(|(f, [lo, hi])| {
+                let d = f - prev;
+                prev = f;
+                (d, lo, hi)
+            })
+            .collect();
+        let file = ApprenticeFile {
+            instances: self.instances,
+            counts,
+        };
+        let mut out = APPRENTICE_MAGIC.to_vec();
+        out.extend_from_slice(&APPRENTICE_VERSION.to_le_bytes());
+        // Serializing plain structs into a Vec cannot fail.
+        out.extend(postcard::to_stdvec(&file).unwrap_or_default());
+        out
+    }
+
+    /// Reads an apprentice from its bytes; corrupt or foreign bytes give an error, never a panic.
+    pub fn from_bytes(bytes: &[u8]) -> crate::Result<Apprentice> {
+        let bad = |why: &str| crate::Error::BadModel(format!("apprentice: {why}"));
+        let body = bytes
+            .strip_prefix(APPRENTICE_MAGIC.as_slice())
+            .ok_or_else(|| bad("not a Forager apprentice"))?;
+        let (version, body) = body.split_at_checked(2).ok_or_else(|| bad("truncated"))?;
+        if version != APPRENTICE_VERSION.to_le_bytes() {
+            return Err(bad("unsupported version"));
+        }
+        let file: ApprenticeFile = postcard::from_bytes(body).map_err(|e| bad(&e.to_string()))?;
+        let mut a = Apprentice {
+            instances: file.instances,
+            ..Apprentice::default()
+        };
+        let mut f: u32 = 0;
+        for (i, (d, lo, hi)) in file.counts.into_iter().enumerate() {
+            f = f
+                .checked_add(d)
+                .ok_or_else(|| bad("feature out of range"))?;
+            if i > 0 && d == 0 {
+                return Err(bad("features not increasing"));
+            }
+            a.totals[0] += u64::from(lo);
+            a.totals[1] += u64::from(hi);
+            a.counts.insert(f, [lo, hi]);
+        }
+        Ok(a)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,5 +322,26 @@ mod tests {
         assert!(a.p_high(&[token_feature("resources", -1)]) > 0.9);
         assert!(a.p_high(&[token_feature("random", -1)]) < 0.1);
         assert!((a.p_high(&[7]) - 0.5).abs() < 0.05);
+    }
+
+    #[test]
+    fn bytes_round_trip_and_refuse_corruption() {
+        let mut a = Apprentice::new();
+        for i in 0..200u32 {
+            a.add(&[i * 7919, token_feature("x", (i % 5) as i32)], i % 3 == 0);
+        }
+        let bytes = a.to_bytes();
+        let b = Apprentice::from_bytes(&bytes).unwrap();
+        assert_eq!(b.to_bytes(), bytes);
+        assert_eq!(b.instances(), a.instances());
+        let f = [7919 * 3, token_feature("x", 3)];
+        assert_eq!(b.p_high(&f), a.p_high(&f));
+        assert!(Apprentice::from_bytes(b"FORAGERM\x01\x00").is_err());
+        for cut in 0..bytes.len() {
+            let _ = Apprentice::from_bytes(&bytes[..cut]);
+        }
+        let mut flipped = bytes.clone();
+        flipped[12] ^= 0xff;
+        let _ = Apprentice::from_bytes(&flipped);
     }
 }

@@ -10,6 +10,7 @@ pub mod background;
 pub mod classify;
 pub mod codec;
 pub mod error;
+pub mod links;
 pub mod model;
 pub mod segment;
 pub mod self_train;

@@ -8,6 +8,7 @@ pub mod bookmarks;
 pub mod confidence;
 pub mod demo;
 pub mod evaluation;
+pub mod highlight;
 pub mod miniweb;
 pub mod partial;
 pub mod reference;

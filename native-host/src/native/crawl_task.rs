@@ -7,6 +7,8 @@ pub(super) struct RunningCrawl {
     pub(super) stop: Option<oneshot::Sender<()>>,
     /// Sends the crawl the judge of an edited model (negative feedback).
     pub(super) judge: tokio::sync::watch::Sender<crate::crawl::Judge>,
+    /// Sends the crawl links the user queued from the page being read.
+    pub(super) queue: mpsc::Sender<Vec<crate::store::NewUrl>>,
     pub(super) task: tokio::task::JoinHandle<()>,
 }
 
@@ -151,7 +153,9 @@ impl Session {
         let (judge_tx, judge_rx) =
             tokio::sync::watch::channel(crate::crawl::Judge::of(&mut self.model));
         let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
+        let (queue_tx, queue_rx) = mpsc::channel(QUEUE_DEPTH);
         let config = CrawlConfig {
+            queued: Some(Arc::new(Mutex::new(queue_rx))),
             judge_updates: Some(judge_rx),
             events: Some(events_tx),
             ..config
@@ -207,6 +211,7 @@ impl Session {
         self.crawl = Some(RunningCrawl {
             stop: Some(stop_tx),
             judge: judge_tx,
+            queue: queue_tx,
             task,
         });
     }

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
+mod browse;
 mod crawl_task;
 mod edits;
 mod events;
@@ -27,6 +28,7 @@ mod session;
 #[cfg(test)]
 mod tests;
 
+use browse::*;
 use crawl_task::*;
 use events::*;
 use export::*;
@@ -150,6 +152,7 @@ pub async fn serve(
         status: Arc::default(),
         crawl: None,
         out: out_tx.clone(),
+        apprentice: None,
     };
     let code = loop {
         let Some(item) = in_rx.recv().await else {

@@ -94,6 +94,19 @@ pub enum Request {
         #[serde(default)]
         offset: u64,
     },
+    /// A chunk of the apprentice trained on the crawl's links (the browser scores the links
+    /// of the page being read with it), built afresh at offset 0.
+    GetApprentice {
+        /// Byte offset.
+        #[serde(default)]
+        offset: u64,
+    },
+    /// Puts links (the "best next links" of the page being read) at the head of the frontier:
+    /// of the running crawl, else of the next one.
+    QueueLinks {
+        /// The URLs.
+        urls: Vec<String>,
+    },
     /// A crawl's results to take away, in chunks like the model: hubs, authorities or pages
     /// as CSV or JSON Lines, or the HTML report.
     Export {

@@ -154,6 +154,16 @@ pub enum Reply {
         /// The crawl's counters.
         status: StatusView,
     },
+    /// `queue_links`: how many links went to the frontier's head, and whether a running crawl
+    /// took them (else they wait for the next start).
+    Queued {
+        /// Links queued.
+        queued: usize,
+        /// A crawl was running.
+        running: bool,
+        /// The crawl's counters.
+        status: StatusView,
+    },
     /// `new_crawl`: where the old database was kept.
     CrawlSetAside {
         /// The old database's new name, when there was one.

@@ -29,6 +29,8 @@ pub(super) struct Session {
     pub(super) model_error: Option<String>,
     /// False when the model file exists but could not be opened: it must not be replaced.
     pub(super) may_save: bool,
+    /// The apprentice's bytes as last sent to the browser (built at `get_apprentice` offset 0).
+    pub(super) apprentice: Option<Vec<u8>>,
 }
 
 impl Session {
@@ -131,6 +133,8 @@ impl Session {
             }
             Request::SelfTrain { min_p, clear } => self.self_train(min_p, clear),
             Request::GetModel { offset } => chunk(&self.model.to_bytes(), offset, "model"),
+            Request::GetApprentice { offset } => self.get_apprentice(offset),
+            Request::QueueLinks { urls } => self.queue_links(&urls),
             Request::Export {
                 what,
                 format,

@@ -193,9 +193,16 @@ pub struct CrawlConfig {
     /// Never waits: an event that finds the channel full is dropped, and the receiver sees
     /// the gap in the pages' sequence numbers (the database has them).
     pub events: Option<tokio::sync::mpsc::Sender<CrawlEvent>>,
+    /// URLs the user queues while the crawl runs (the "best next links" of the page being
+    /// read): they enter the frontier as seeds, at its head.
+    pub queued: Option<QueuedUrls>,
     /// How failures are blamed on URLs, hosts or the crawler, and the backoffs that follow.
     pub blame: super::blame::BlameParams,
 }
+
+/// The receiving end of the URLs queued into a running crawl (shared, so a config clones).
+pub type QueuedUrls =
+    std::sync::Arc<std::sync::Mutex<tokio::sync::mpsc::Receiver<Vec<crate::store::NewUrl>>>>;
 
 /// What judges a crawl's pages: the classifier, and the pages the user marked not relevant
 /// (their relevance is 0 whatever the classifier says; their text also taught the classifier's
@@ -328,6 +335,7 @@ impl Default for CrawlConfig {
             open_world: None,
             judge_updates: None,
             events: None,
+            queued: None,
             blame: Default::default(),
         }
     }

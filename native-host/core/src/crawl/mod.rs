@@ -147,6 +147,7 @@ pub async fn run<S: CrawlDb>(
     tokio::pin!(stop);
     loop {
         dog.checkpoint().await?;
+        dog.take_queued().await?;
         dog.checkout().await?;
         if let Some(reason) = dog.finished() {
             return dog.finish(reason).await;

@@ -15,7 +15,8 @@ use super::{CrawlConfig, Mode};
 use crate::canon;
 use crate::parse::OutLink;
 use crate::store::NewUrl;
-use forager_classifier::apprentice::{Apprentice, LeafTokens, Source};
+use forager_classifier::apprentice::{Apprentice, LeafTokens};
+use forager_classifier::links::link_features;
 use forager_classifier::{Classification, Classifier, Scratch};
 use std::collections::HashSet;
 
@@ -98,14 +99,15 @@ pub fn score_links(
             continue;
         }
         let features = apprentice.as_ref().map(|(d_max, _, leaves)| {
-            let anchor_class =
-                (!l.anchor.is_empty()).then(|| classifier.classify(&l.anchor, scratch).best_leaf);
-            let src = Source {
-                class: &verdict.best_leaf,
-                relevance: verdict.relevance,
-                anchor_class: anchor_class.as_deref(),
-            };
-            leaves.link_features(l.leaf_range.0, l.leaf_range.1, *d_max, &src)
+            let (start, end) = l.leaf_range;
+            link_features(
+                classifier,
+                leaves,
+                verdict,
+                (start, end, &l.anchor),
+                *d_max,
+                scratch,
+            )
         });
         let critic = apprentice.as_ref().map(|(_, a, _)| *a);
         let score = match (critic, &features) {

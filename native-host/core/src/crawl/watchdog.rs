@@ -177,6 +177,25 @@ impl<S: CrawlDb> Watchdog<S> {
         Ok(())
     }
 
+    /// Puts the URLs the user queued since the last turn at the head of the frontier.
+    pub(super) async fn take_queued(&mut self) -> Result<(), CrawlError> {
+        let Some(rx) = self.config.queued.as_ref() else {
+            return Ok(());
+        };
+        let mut seeds = Vec::new();
+        {
+            let mut rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+            while let Ok(batch) = rx.try_recv() {
+                seeds.extend(batch);
+            }
+        }
+        if !seeds.is_empty() {
+            blocking(&mut self.store, move |s| s.add_seeds(&seeds)).await?;
+            self.frontier_dry = false;
+        }
+        Ok(())
+    }
+
     /// Checks work out of the frontier for idle workers, within the page budget.
     pub(super) async fn checkout(&mut self) -> Result<(), CrawlError> {
         if self.reason.is_some() {

@@ -36,28 +36,14 @@ impl Store {
         Ok(best.len())
     }
 
-    /// Every apprentice instance of a crawl database: links with features whose target was
-    /// fetched (offline training from a previous crawl).
+    /// Every apprentice instance of a crawl database (see [`super::Reader::all_instances`]).
     pub fn all_instances(&self) -> Result<Vec<Instance>> {
-        let mut st = self.conn.prepare(
-            "SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
-             WHERE d.status = 2 AND l.features IS NOT NULL",
-        )?;
-        let rows = st.query_map([], |r| {
-            let b: Vec<u8> = r.get(0)?;
-            let rel: f64 = r.get(1)?;
-            Ok(super::instance(features_from_blob(&b), rel))
-        })?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+        self.read().all_instances()
     }
 
     /// An apprentice trained on every instance of this crawl (offline training).
     pub fn trained_apprentice(&self) -> Result<forager_classifier::apprentice::Apprentice> {
-        let mut ap = forager_classifier::apprentice::Apprentice::new();
-        for (f, high) in self.all_instances()? {
-            ap.add(&f, high);
-        }
-        Ok(ap)
+        self.read().trained_apprentice()
     }
 
     /// The crawl graph for the distiller: links between fetched pages, and R of every fetched

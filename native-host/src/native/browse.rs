@@ -1,0 +1,73 @@
+//! Browse with Forager, the host's side: the apprentice the browser scores the links of the
+//! page being read with, and the links the user queues from it for the crawl.
+
+use super::*;
+use crate::store::NewUrl;
+
+/// The most URLs one `queue_links` takes (a page's "best next links" are a handful).
+pub(super) const MAX_QUEUED: usize = 1000;
+/// Batches of queued URLs waiting for the running crawl to take them.
+pub(super) const QUEUE_DEPTH: usize = 16;
+
+impl Session {
+    /// One chunk of the apprentice trained on the crawl's instances, as bytes; it is built at
+    /// offset 0 and kept for the chunks that follow.
+    pub(super) fn get_apprentice(&mut self, offset: u64) -> Result<Reply, Refusal> {
+        if offset == 0 || self.apprentice.is_none() {
+            if !self.paths.db().exists() {
+                return Err(Refusal::Missing(
+                    "no crawl yet: the apprentice learns from a crawl's links".into(),
+                ));
+            }
+            let bytes = off_the_runtime(|| -> Result<Vec<u8>, crate::store::StoreError> {
+                Ok(read_only(&self.paths)?
+                    .read()
+                    .trained_apprentice()?
+                    .to_bytes())
+            })?;
+            self.apprentice = Some(bytes);
+        }
+        chunk(
+            self.apprentice.as_deref().unwrap_or_default(),
+            offset,
+            "apprentice",
+        )
+    }
+
+    /// Puts `urls` at the head of the frontier: through the running crawl when there is one,
+    /// else straight into the crawl database for the next start.
+    pub(super) fn queue_links(&mut self, urls: &[String]) -> Result<Reply, Refusal> {
+        if urls.is_empty() || urls.len() > MAX_QUEUED {
+            return Err(Refusal::Invalid(format!(
+                "queue from 1 to {MAX_QUEUED} links (got {})",
+                urls.len()
+            )));
+        }
+        let seeds = urls
+            .iter()
+            .map(|s| crate::canon::seed(s).map(|u| NewUrl::seed(&u)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Refusal::Invalid(clip(&e, 300)))?;
+        let queued = seeds.len();
+        let running = match self.crawl.as_ref().filter(|_| self.crawl_running()) {
+            Some(c) => {
+                c.queue.try_send(seeds).map_err(|_| {
+                    Refusal::Busy("the crawl has not taken the last links yet; try again".into())
+                })?;
+                true
+            }
+            None => {
+                std::fs::create_dir_all(&self.paths.dir)
+                    .map_err(|e| Refusal::Failed(format!("{}: {e}", self.paths.dir.display())))?;
+                let mut store = Store::open(&self.paths.db())?;
+                off_the_runtime(|| store.add_seeds(&seeds))?;
+                false
+            }
+        };
+        Ok(Reply::Queued {
+            queued,
+            running,
+            status: self.status(),
+        })
+    }
+}

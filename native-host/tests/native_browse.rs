@@ -1,0 +1,120 @@
+//! Browse with Forager through the native host: the apprentice the browser downloads, and
+//! links queued from the page being read into the frontier (of the next crawl, or of the
+//! running one).
+
+mod common;
+use base64::Engine;
+use common::host::{mark_astronomy_good, serve_generated_web, until_stopped, Host};
+use common::tmp;
+use forager_classifier::apprentice::Apprentice;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// Downloads the apprentice in chunks as the extension does.
+fn download_apprentice(h: &mut Host) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    loop {
+        let r = h.request(json!({"id": 9, "type": "get_apprentice", "offset": bytes.len()}));
+        assert_eq!(r["ok"], true, "{r}");
+        let data = r["result"]["data"].as_str().unwrap();
+        bytes.extend(
+            base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .unwrap(),
+        );
+        if bytes.len() as u64 >= r["result"]["total"].as_u64().unwrap() {
+            return bytes;
+        }
+    }
+}
+
+/// (status, relevance) of a URL in the host's crawl database.
+fn doc(db: &std::path::Path, url: &str) -> Option<(i64, f64)> {
+    let conn = forager::store::Store::open_read_only(db).unwrap();
+    conn.query_row(
+        "SELECT status, relevance FROM doc WHERE url = ?1",
+        [url],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .ok()
+}
+
+/// Unvisited frontier URLs, lowest score first.
+fn frontier(db: &std::path::Path) -> Vec<String> {
+    let conn = forager::store::Store::open_read_only(db).unwrap();
+    let mut st = conn
+        .prepare("SELECT url FROM doc WHERE status = 0 ORDER BY relevance, url")
+        .unwrap();
+    let rows = st.query_map([], |r| r.get(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn the_browser_gets_the_crawl_s_apprentice_and_queues_links_into_the_frontier() {
+    let home = tmp("native-browse");
+    let (mut server, proxy, seeds) = serve_generated_web(&home);
+    let mut h = Host::start(&home.join("host"));
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let r = h.request(json!({"id": 2, "type": "get_apprentice"}));
+    assert_eq!(r["ok"], false, "no crawl yet: {r}");
+    assert_eq!(r["code"], "missing", "{r}");
+    mark_astronomy_good(&mut h);
+    let r = h.request(
+        json!({"id": 3, "type": "start_crawl", "seeds": seeds, "pages": 80, "proxy": proxy, "delay": 0}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    until_stopped(&mut h);
+    let db = home.join("host").join("crawl.db");
+
+    // The apprentice holds every instance of the crawl.
+    let a = Apprentice::from_bytes(&download_apprentice(&mut h)).unwrap();
+    let conn = forager::store::Store::open_read_only(&db).unwrap();
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM link l JOIN doc d ON d.oid = l.oid_dst
+             WHERE d.status = 2 AND l.features IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(conn);
+    assert!(n > 0);
+    assert_eq!(a.instances()[0] + a.instances()[1], n as u64);
+
+    // Between crawls, a queued link goes to the head of the next crawl's frontier.
+    let waiting = frontier(&db);
+    assert!(waiting.len() >= 2, "{waiting:?}");
+    let r = h.request(json!({"id": 4, "type": "queue_links", "urls": [waiting[0]]}));
+    assert_eq!(r["result"]["queued"], 1, "{r}");
+    assert_eq!(r["result"]["running"], false, "{r}");
+    assert_eq!(doc(&db, &waiting[0]), Some((0, 1.0)));
+
+    // Refusals in plain words.
+    for urls in [json!([]), json!(["javascript:alert(1)"])] {
+        let r = h.request(json!({"id": 5, "type": "queue_links", "urls": urls}));
+        assert_eq!(r["code"], "invalid", "{urls}: {r}");
+    }
+
+    // Into a running (slow, polite) crawl: the link is fetched next, while it runs.
+    let r = h.request(
+        json!({"id": 6, "type": "start_crawl", "seeds": [], "pages": 500, "proxy": proxy, "delay": 1}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    let late = frontier(&db)[0].clone();
+    let r = h.request(json!({"id": 7, "type": "queue_links", "urls": [late]}));
+    assert_eq!(r["result"]["running"], true, "{r}");
+    let t = Instant::now();
+    while doc(&db, &late).is_some_and(|(status, _)| status == 0) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{late} never fetched"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let s = h.request(json!({"id": 8, "type": "status"}));
+    assert_eq!(s["result"]["status"]["state"], "running", "{s}");
+    h.request(json!({"id": 10, "type": "stop_crawl"}));
+    assert_eq!(h.exit_code(), 0);
+    let _ = server.kill();
+    let _ = server.wait();
+}
