@@ -11,9 +11,11 @@
  */
 
 import { bytesToBase64 } from './lib/base64.js';
-import { benchClassify } from './lib/bench.js';
+import { benchClassify, benchLinks } from './lib/bench.js';
 import { collectBookmarkFolders } from './lib/bookmarks.js';
 import { CrawlView, MAX_PAGES, TOP_HUBS } from './lib/crawl-state.js';
+import { browseSettings, httpOrigin, setBrowseClassify, setBrowseOffSite, shouldClassify, showBadge } from './lib/browse.js';
+import { Highlighter, highlightSites, setHighlightSite } from './lib/highlight.js';
 import { BROADCAST_TYPES } from './lib/messages.js';
 import { ModelStore } from './lib/model.js';
 import { MAX_EXAMPLE_CHARS, tabText } from './lib/page-text.js';
@@ -31,6 +33,7 @@ import { addExamples, applyEdit, finishBatch, importFolders, offlineEditCount, r
  */
 
 const MENU_ID = 'forager-classify';
+const HIGHLIGHT_MENU_ID = 'forager-highlight';
 const CRAWL_OPTIONS_KEY = 'crawlOptions';
 const LAST_KEY = 'lastClassification';
 /** stop_crawl waits for the crawl to wind down. */
@@ -41,6 +44,7 @@ const SELF_TRAIN_TIMEOUT_MS = 600_000;
 const port = new HostPort();
 const models = new ModelStore();
 const crawl = new CrawlView();
+const highlighter = new Highlighter(port, models);
 /** @type {{view: Classification, text: string} | null} */
 let last = null;
 /** @type {string | null} the latest problem worth showing (offline edits not replayed, ...) */
@@ -129,6 +133,41 @@ async function classifyText(url, title, text) {
   chrome.storage.session.set({ [LAST_KEY]: last }).catch((e) => console.warn('forager: session storage:', e));
   broadcast({ type: 'classified', classification: view });
   return view;
+}
+
+/**
+ * Marks the most promising links of a tab's page and tells the side panel its best next links.
+ * @param {number} tabId
+ */
+async function highlightTab(tabId) {
+  const h = await highlighter.highlight(tabId);
+  broadcast({ type: 'best_links', highlight: h });
+  return h;
+}
+
+/**
+ * A tab finished loading: classify it (when the user turned classify-as-you-browse on) and
+ * highlight its links (on the sites the user chose). Errors are the page's, not the user's.
+ * @param {number} tabId
+ * @param {chrome.tabs.Tab} tab
+ */
+async function pageLoaded(tabId, tab) {
+  if (await shouldClassify(tab)) {
+    try {
+      const page = await tabText(tabId);
+      await showBadge(tabId, await classifyText(page.url, page.title, page.text));
+    } catch (e) {
+      console.warn('forager: classify as you browse:', e);
+    }
+  } else {
+    // A page not classified shows no figure (the last page's would mislead).
+    await showBadge(tabId, null).catch(() => {});
+  }
+  const origin = httpOrigin(tab.url);
+  if (origin && !tab.incognito && (await highlightSites()).includes(origin) &&
+      await chrome.permissions.contains({ origins: [`${origin}/*`] })) {
+    await highlightTab(tabId).catch((e) => console.warn('forager: highlight:', e));
+  }
 }
 
 /** After a model change, the last page's classification is redone (relevance may change). */
@@ -234,6 +273,9 @@ async function getState() {
     notice,
     importStatus,
     selfTrainStatus,
+    highlight: highlighter.last,
+    browse: await browseSettings(),
+    highlightSites: await highlightSites(),
   };
 }
 
@@ -334,6 +376,18 @@ export async function handle(msg) {
       await afterModelChange();
       return r;
     }
+    case 'highlight_links': return highlightTab(msg.tabId ?? await activeTabId());
+    case 'clear_highlights': {
+      const left = await highlighter.clear(msg.tabId ?? await activeTabId());
+      broadcast({ type: 'best_links', highlight: null });
+      return left;
+    }
+    case 'queue_links':
+      requireHost();
+      return port.request('queue_links', { urls: msg.urls });
+    case 'set_browse': return setBrowseClassify(msg.on);
+    case 'set_browse_site': return setBrowseOffSite(msg.origin, msg.off);
+    case 'set_highlight_site': return setHighlightSite(msg.origin, msg.on);
     case 'import_bookmarks': return importBookmarks();
     case 'add_all_tabs': return addAllTabs(msg.topic);
     case 'start_crawl': {
@@ -404,6 +458,7 @@ export async function handle(msg) {
       // The host keeps the old database aside; the views start empty.
       requireHost();
       const r = await port.request('new_crawl', {});
+      highlighter.forget();
       crawl.clear(r.status);
       broadcastHostState();
       return r;
@@ -472,15 +527,29 @@ chrome.runtime.onInstalled.addListener(() => {
   chrome.contextMenus.removeAll(() => {
     chrome.contextMenus.create({ id: MENU_ID, title: 'Classify this page', contexts: ['page'] },
       () => void chrome.runtime.lastError);
+    chrome.contextMenus.create({ id: HIGHLIGHT_MENU_ID, title: 'Highlight promising links', contexts: ['page'] },
+      () => void chrome.runtime.lastError);
   });
 });
 
 chrome.contextMenus.onClicked.addListener((info, tab) => {
+  if (info.menuItemId === HIGHLIGHT_MENU_ID && tab?.id !== undefined) {
+    openSidePanel(tab.id);
+    highlightTab(tab.id).then(
+      () => { if (noticeSource === 'highlight') setNotice(null); },
+      (e) => setNotice(`could not highlight links: ${errorText(e)}`, 'highlight'),
+    );
+    return;
+  }
   if (info.menuItemId !== MENU_ID || tab?.id === undefined) return;
   classifyTab(tab.id).then(
     () => { if (noticeSource === 'classify') setNotice(null); },
     (e) => setNotice(errorText(e), 'classify'),
   );
+});
+
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  if (change.status === 'complete') pageLoaded(tabId, tab).catch(() => {});
 });
 
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
@@ -513,4 +582,7 @@ port.start();
   hostRequest: (type, fields) => port.request(type, fields),
   /** @param {string} text @param {{warmup?: number, runs?: number}} [options] */
   benchClassify: async (text, options) => benchClassify(await models.get(), text, options),
+  highlighter,
+  /** @param {number} links @param {{warmup?: number, runs?: number}} [options] */
+  benchLinks: async (links, options) => benchLinks(await highlighter.model(), links, options),
 };

@@ -1,11 +1,13 @@
 // @ts-check
 /**
  * The side panel: the last classified page (path, relevance, add it as an example, mark its
- * topic good), the crawl's counters and live relevance plot, top hubs and authorities, alarms.
+ * topic good), the best next links of the page being read (lib/links-view.js), the crawl's
+ * counters and live relevance plot, top hubs and authorities, alarms.
  */
 
 import { base64ToBytes } from './lib/base64.js';
 import { onBroadcast, send } from './lib/messages.js';
+import { browseShown, showBestLinks, showBrowse, wireLinks } from './lib/links-view.js';
 import { RelevancePlot } from './lib/plot.js';
 import { $, act, el, fixed, showHost, showNotice, wireNoticeDismiss } from './lib/ui.js';
 
@@ -24,6 +26,8 @@ let classification = null;
 let hostConnected = true;
 /** @type {Status | null} the crawl as last reported */
 let lastStatus = null;
+/** The links section is wired at the first state. */
+let wired = false;
 
 /** @param {string} url */
 const openTab = (url) => { chrome.tabs.create({ url }); };
@@ -38,6 +42,7 @@ function showClassification(c) {
   $('no-classification').hidden = Boolean(c);
   $('classified').hidden = !c;
   if (!c) return;
+  if (wired) showBrowse(browseShown(), c.url);
   const title = $('page-title');
   title.textContent = c.title || c.url;
   title.title = c.url;
@@ -166,6 +171,13 @@ function showState(s) {
   showLinks('hubs', s.hubs);
   showLinks('authorities', s.authorities);
   showNotice(s.notice);
+  if (!wired) {
+    wireLinks(s);
+    wired = true;
+  } else {
+    showBestLinks(s.highlight);
+  }
+  showBrowse(s.browse, s.classification?.url ?? null);
 }
 
 topicSelect.addEventListener('change', () => showTopicChoices());
@@ -232,6 +244,7 @@ onBroadcast((b) => {
       showStatus(b.crawl ?? lastStatus);
       break;
     case 'classified': showClassification(b.classification); break;
+    case 'best_links': showBestLinks(b.highlight); break;
     case 'topics_changed': topics = b.topics; showTopicChoices(); break;
     case 'notice': showNotice(b.notice); break;
     case 'host_event': {

@@ -16,6 +16,7 @@
  * @typedef {import('./protocol.js').CrawlOptions} CrawlOptions
  * @typedef {import('./protocol.js').ConnectionState} ConnectionState
  * @typedef {import('./taxonomy.js').TopicEdit} TopicEdit
+ * @typedef {import('./highlight.js').Highlight} Highlight
  */
 
 /**
@@ -43,6 +44,9 @@
  *   notice: string | null,
  *   importStatus: string,
  *   selfTrainStatus: string,
+ *   highlight: Highlight | null,
+ *   browse: import('./browse.js').BrowseSettings,
+ *   highlightSites: string[],
  * }} State
  */
 
@@ -54,6 +58,12 @@
  *   | {type: 'add_classified_example', topic: number}
  *   | {type: 'mark_classified_not_relevant'}
  *   | {type: 'add_tab_example', topic: number, tabId?: number}
+ *   | {type: 'highlight_links', tabId?: number}
+ *   | {type: 'clear_highlights', tabId?: number}
+ *   | {type: 'queue_links', urls: string[]}
+ *   | {type: 'set_browse', on: boolean}
+ *   | {type: 'set_browse_site', origin: string, off: boolean}
+ *   | {type: 'set_highlight_site', origin: string, on: boolean}
  *   | {type: 'import_bookmarks'}
  *   | {type: 'add_all_tabs', topic: number}
  *   | ({type: 'start_crawl'} & CrawlOptions)
@@ -80,12 +90,13 @@
  *   | {type: 'topics_changed', topics: TopicInfo[], source: string, offlineEdits: number}
  *   | {type: 'notice', notice: string | null}
  *   | {type: 'import_status', text: string}
- *   | {type: 'self_train_status', text: string}} Broadcast
+ *   | {type: 'self_train_status', text: string}
+ *   | {type: 'best_links', highlight: Highlight | null}} Broadcast
  */
 
 /** The `type`s of broadcasts (pages ignore every other message, e.g. each other's requests). */
 export const BROADCAST_TYPES = new Set(['host_state', 'host_event', 'classified', 'topics_changed', 'notice',
-  'import_status', 'self_train_status']);
+  'import_status', 'self_train_status', 'best_links']);
 
 /**
  * Sends a request to the service worker; resolves with its result or throws its error.

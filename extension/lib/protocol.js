@@ -47,6 +47,8 @@ export const MAX_DELAY = 60;
  *   mark_not_relevant: {fields: {url: string, text?: string, undo?: boolean},
  *     result: {topics: TopicInfo[], not_relevant: string[]}},
  *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
+ *   get_apprentice: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
+ *   queue_links: {fields: {urls: string[]}, result: {queued: number, running: boolean, status: Status}},
  *   export: {fields: {what: ExportWhat, format?: 'csv' | 'jsonl', offset: number},
  *     result: {total: number, offset: number, data: string}},
  *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, queued?: number,
@@ -248,7 +250,7 @@ export class HostPort {
   /**
    * A chunked answer (`get_model`, `export`), requested from offset 0 until offset + length
    * reaches its total, as one byte array.
-   * @template {'get_model' | 'export'} T
+   * @template {'get_model' | 'get_apprentice' | 'export'} T
    * @param {T} type
    * @param {Omit<RequestMap[T]['fields'], 'offset'>} fields
    * @returns {Promise<Uint8Array>}

@@ -25,7 +25,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -33,10 +32,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
 import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
 import { NativeProcess, encodeFrame, lengthPrefixed } from './helpers/native-host.js';
 import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
+import { cli, clickToolbarButton as clickToolbar, extensionId, extensionWorker as workerOf, inWorker as inWorkerOf,
+  launch as launchChromium, openExtensionPage as openPage } from './helpers/chromium.js';
 import { hostPids } from './helpers/procs.js';
 
 const run = promisify(execFile);
@@ -111,20 +111,13 @@ const S = {
  * Runs the native CLI, failing with its stderr.
  * @param {string[]} args
  */
-async function forager(args) {
-  try {
-    return await run(FORAGER, args, { maxBuffer: 1 << 26, env: { ...process.env, FORAGER_HOME: S.home } });
-  } catch (e) {
-    const err = /** @type {any} */ (e);
-    throw new Error(`forager ${args.slice(0, 3).join(' ')} failed (${err.code}):\n${err.stderr || err.message}`);
-  }
+function forager(args) {
+  return cli(FORAGER, S.home)(args);
 }
 
-/** The extension id Chrome derives from the manifest's key (sha256 of the DER key, a-p). */
-async function expectedId() {
-  const manifest = JSON.parse(await readFile(path.join(EXTENSION, 'manifest.json'), 'utf8'));
-  const hex = createHash('sha256').update(Buffer.from(manifest.key, 'base64')).digest('hex').slice(0, 32);
-  return [...hex].map((c) => String.fromCharCode(97 + parseInt(c, 16))).join('');
+/** The extension id Chrome derives from the manifest's key. */
+function expectedId() {
+  return extensionId(EXTENSION);
 }
 
 /**
@@ -135,9 +128,8 @@ async function expectedId() {
  * @param {Worker | null} [worker]
  * @returns {Promise<R>}
  */
-async function inWorker(fn, arg, worker = S.worker) {
-  assert.ok(worker, 'the service worker is not up (set-up failed)');
-  return /** @type {R} */ (await worker.evaluate(/** @type {any} */ (fn), arg));
+function inWorker(fn, arg, worker = S.worker) {
+  return inWorkerOf(worker, fn, arg);
 }
 
 /**
@@ -157,43 +149,17 @@ async function tabIdOf(url, worker = S.worker) {
  * @param {{width: number, height: number}} viewport
  * @param {BrowserContext | null} [ctx]
  */
-async function openExtensionPage(file, viewport, ctx = S.ctx) {
-  assert.ok(ctx);
-  const page = await ctx.newPage();
-  page.on('pageerror', (e) => S.pageErrors.push(`${file}: ${e}`));
-  await page.setViewportSize(viewport);
-  /** @type {string[]} */
-  const consoleLines = [];
-  page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-  await page.goto(`chrome-extension://${S.extId}/${file}`);
-  try {
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
-  } catch (e) {
-    // Say why the page never became ready: its console and uncaught errors.
-    throw new Error(`${file} never became ready: ${e}\nconsole:\n${consoleLines.join('\n')}` +
-      `\npage errors:\n${S.pageErrors.join('\n')}`);
-  }
-  return page;
+function openExtensionPage(file, viewport, ctx = S.ctx) {
+  return openPage(ctx, S.extId, file, viewport, S.pageErrors);
 }
 
 /**
- * The user's toolbar click on a tab, which grants activeTab: CDP Extensions.triggerAction on
- * the tab target.
+ * The user's toolbar click on a tab, which grants activeTab.
  * @param {Page} page
  * @param {BrowserContext | null} [ctx]
  */
-async function clickToolbarButton(page, ctx = S.ctx) {
-  const browser = ctx?.browser();
-  assert.ok(browser, 'no browser object for the persistent context');
-  const cdp = await browser.newBrowserCDPSession();
-  try {
-    const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{ type: 'tab' }] });
-    const tab = targetInfos.find((t) => t.url === page.url());
-    assert.ok(tab, `no tab target for ${page.url()}`);
-    await cdp.send('Extensions.triggerAction', { id: S.extId, targetId: tab.targetId });
-  } finally {
-    await cdp.detach().catch(() => {});
-  }
+function clickToolbarButton(page, ctx = S.ctx) {
+  return clickToolbar(ctx, page, S.extId);
 }
 
 /**
@@ -213,26 +179,15 @@ async function numAttr(page, selector, attr) {
  * @returns {Promise<BrowserContext>}
  */
 function launch(profile, home) {
-  return chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [`--disable-extensions-except=${EXTENSION}`, `--load-extension=${EXTENSION}`, '--no-sandbox',
-      '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--proxy-server=${S.proxy}`],
-    ignoreDefaultArgs: ['--disable-extensions'],
-    env: { ...process.env, HOME: profile, XDG_CONFIG_HOME: `${profile}/.config`,
-      XDG_CACHE_HOME: `${profile}/.cache`, FORAGER_HOME: home },
-  });
+  return launchChromium({ chromium: CHROMIUM, extension: EXTENSION, profile, home, proxy: S.proxy });
 }
 
 /**
  * @param {BrowserContext} ctx
  * @returns {Promise<Worker>} the extension's service worker
  */
-async function extensionWorker(ctx) {
-  const isOurs = (/** @type {Worker} */ w) => w.url().startsWith(`chrome-extension://${S.extId}/`);
-  return ctx.serviceWorkers().find(isOurs) ??
-    await ctx.waitForEvent('serviceworker', { predicate: isOurs, timeout: 20_000 });
+function extensionWorker(ctx) {
+  return workerOf(ctx, S.extId);
 }
 
 /** Starts `forager serve-web FOLDOC --port 0`: the browser's proxy. */

@@ -21,7 +21,15 @@ pub struct LinkSpan {
     pub end: usize,
     /// The anchor text, whitespace-collapsed.
     pub anchor: String,
+    /// The link sits in navigation boilerplate (site menus, footers).
+    #[serde(default)]
+    pub boilerplate: bool,
 }
+
+/// The share of its score a link in navigation boilerplate keeps when links are ranked: the
+/// crawler's soft focus passes this share of a page's relevance through template links, and
+/// the browser marks content links before menus for the same reason.
+pub const TEMPLATE_WEIGHT: f64 = 0.1;
 
 /// How a link's score was reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +51,8 @@ pub struct LinkScore {
     pub topic: String,
     /// The rule that gave the score.
     pub rule: LinkRule,
+    /// What links are ranked by: the score, times [`TEMPLATE_WEIGHT`] in boilerplate.
+    pub priority: f64,
 }
 
 /// The apprentice's features of one link of a page the classifier judged `verdict`: its
@@ -103,10 +113,16 @@ pub fn score_links(
                         score: a.p_high(&f),
                         topic: anchor.unwrap_or_else(|| verdict.best_leaf.clone()),
                         rule: LinkRule::Apprentice,
+                        priority: 0.0,
                     }
                 }
                 _ => context_score(classifier, &verdict, leaves, l, d_max, scratch),
             }
+        })
+        .zip(links)
+        .map(|(mut s, l)| {
+            s.priority = s.score * if l.boilerplate { TEMPLATE_WEIGHT } else { 1.0 };
+            s
         })
         .collect()
 }
@@ -130,6 +146,7 @@ fn context_score(
             score: page.relevance,
             topic: page.best_leaf.clone(),
             rule: LinkRule::Context,
+            priority: 0.0,
         };
     }
     let c = classifier.classify(&words, scratch);
@@ -137,6 +154,7 @@ fn context_score(
         score: c.relevance,
         topic: c.best_leaf,
         rule: LinkRule::Context,
+        priority: 0.0,
     }
 }
 
@@ -206,6 +224,12 @@ mod tests {
         assert!(s[0].score > 0.5 && s[1].score < 0.5, "{s:?}");
         assert_eq!(s[0].topic, "/Astro");
         assert_eq!(s[1].topic, "/Cook");
+        assert_eq!(s[0].priority, s[0].score);
+        assert_eq!(
+            s[1].priority,
+            s[1].score * TEMPLATE_WEIGHT,
+            "a menu link ranks lower"
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //!
 //! Results cross as plain JS objects (serde-wasm-bindgen); errors as thrown JS `Error`s.
 
+use crate::apprentice::{Apprentice, DEFAULT_D_MAX};
+use crate::links::{score_links, LinkSpan};
 use crate::model::Model;
 use crate::taxonomy::TopicId;
 use crate::Scratch;
@@ -22,6 +24,8 @@ fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
 pub struct ForagerModel {
     model: Model,
     scratch: Scratch,
+    /// The apprentice of the host's crawl, when the browser has it (link highlighting).
+    apprentice: Option<Apprentice>,
 }
 
 #[wasm_bindgen]
@@ -33,6 +37,7 @@ impl ForagerModel {
         Ok(ForagerModel {
             model,
             scratch: Scratch::new(),
+            apprentice: None,
         })
     }
 
@@ -42,6 +47,7 @@ impl ForagerModel {
         ForagerModel {
             model: Model::default(),
             scratch: Scratch::new(),
+            apprentice: None,
         }
     }
 
@@ -129,6 +135,47 @@ impl ForagerModel {
     #[wasm_bindgen(js_name = removeExample)]
     pub fn remove_example(&mut self, url: &str) -> Result<(), JsError> {
         self.model.remove_example(url).map_err(js_err)
+    }
+
+    /// Takes the apprentice of the host's crawl from its bytes (throws on bad bytes); returns
+    /// its training instances `[low, high]`.
+    #[wasm_bindgen(js_name = setApprentice)]
+    pub fn set_apprentice(&mut self, bytes: &[u8]) -> Result<Vec<u64>, JsError> {
+        let a = Apprentice::from_bytes(bytes).map_err(js_err)?;
+        let n = a.instances().to_vec();
+        self.apprentice = Some(a);
+        Ok(n)
+    }
+
+    /// Forgets the apprentice (links are then scored by the words around them).
+    #[wasm_bindgen(js_name = clearApprentice)]
+    pub fn clear_apprentice(&mut self) {
+        self.apprentice = None;
+    }
+
+    /// Scores the links of a page: `text` its visible text, `leaves` its DOM leaves,
+    /// `links` `[{start, end, anchor}]`; returns `[{score, topic, rule}]` in the same order,
+    /// by the host crawler's rule ([`crate::links::score_links`]).
+    #[wasm_bindgen(js_name = scoreLinks)]
+    pub fn score_links(
+        &mut self,
+        text: &str,
+        leaves: JsValue,
+        links: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let leaves: Vec<String> = serde_wasm_bindgen::from_value(leaves).map_err(js_err)?;
+        let links: Vec<LinkSpan> = serde_wasm_bindgen::from_value(links).map_err(js_err)?;
+        let c = self.model.classifier();
+        let scores = score_links(
+            &c,
+            self.apprentice.as_ref(),
+            text,
+            &leaves,
+            &links,
+            DEFAULT_D_MAX,
+            &mut self.scratch,
+        );
+        to_js(&scores)
     }
 
     /// Moves an example to another topic.

@@ -8,7 +8,7 @@
 
 use crate::miniweb::{MiniWeb, Task};
 use forager_classifier::apprentice::{Apprentice, LeafTokens, DEFAULT_D_MAX};
-use forager_classifier::links::{link_features, score_links, LinkSpan};
+use forager_classifier::links::{link_features, score_links, LinkSpan, TEMPLATE_WEIGHT};
 use forager_classifier::{Model, Scratch};
 use forager_core::parse::parse_page;
 use serde::Serialize;
@@ -78,43 +78,17 @@ pub fn measure(
         let Some((page, spans, verdict)) = read(web, url, &classifier, &mut scratch) else {
             continue;
         };
-        let text = &page.text.text;
-        let ap = score_links(
-            &classifier,
-            Some(&apprentice),
-            text,
-            &page.leaves,
+        pages.push(score_page(
+            web,
+            task,
+            url,
+            &page,
             &spans,
-            DEFAULT_D_MAX,
-            &mut scratch,
-        );
-        let cx = score_links(
+            &verdict,
             &classifier,
-            None,
-            text,
-            &page.leaves,
-            &spans,
-            DEFAULT_D_MAX,
+            &apprentice,
             &mut scratch,
-        );
-        let mut by_target: HashMap<&str, (f64, f64)> = HashMap::new();
-        for ((l, a), c) in page.links.iter().zip(&ap).zip(&cx) {
-            if web.labels.contains_key(l.url.as_str()) && l.url.as_str() != url {
-                let e = by_target.entry(l.url.as_str()).or_insert((0.0, 0.0));
-                *e = (e.0.max(a.score), e.1.max(c.score));
-            }
-        }
-        let mut targets: Vec<(&str, (f64, f64))> = by_target.into_iter().collect();
-        targets.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        pages.push(PageScores {
-            apprentice: targets.iter().map(|t| t.1 .0).collect(),
-            context: targets.iter().map(|t| t.1 .1).collect(),
-            parent: vec![verdict.relevance; targets.len()],
-            truth: targets
-                .iter()
-                .map(|t| web.is_relevant(t.0, &task.good))
-                .collect(),
-        });
+        ));
     }
     let links: usize = pages.iter().map(|p| p.truth.len()).sum();
     let relevant: usize = pages
@@ -130,6 +104,61 @@ pub fn measure(
         apprentice: quality(&pages, |p| &p.apprentice),
         context: quality(&pages, |p| &p.context),
         parent: quality(&pages, |p| &p.parent),
+    }
+}
+
+/// Scores one page's links with the apprentice, by context and by the parent's relevance,
+/// ranked as the browser ranks them: by priority (boilerplate links weighed down), the
+/// parent's relevance by the same weight (soft focus's link score); max over links per target.
+#[allow(clippy::too_many_arguments)]
+fn score_page(
+    web: &MiniWeb,
+    task: &Task,
+    url: &str,
+    page: &forager_core::parse::ParsedPage,
+    spans: &[LinkSpan],
+    verdict: &forager_classifier::Classification,
+    classifier: &forager_classifier::Classifier,
+    apprentice: &Apprentice,
+    scratch: &mut Scratch,
+) -> PageScores {
+    let (text, leaves) = (&page.text.text, &page.leaves);
+    let ap = score_links(
+        classifier,
+        Some(apprentice),
+        text,
+        leaves,
+        spans,
+        DEFAULT_D_MAX,
+        scratch,
+    );
+    let cx = score_links(
+        classifier,
+        None,
+        text,
+        leaves,
+        spans,
+        DEFAULT_D_MAX,
+        scratch,
+    );
+    let mut by_target: HashMap<&str, [f64; 3]> = HashMap::new();
+    for ((l, a), c) in page.links.iter().zip(&ap).zip(&cx) {
+        if web.labels.contains_key(l.url.as_str()) && l.url.as_str() != url {
+            let parent = verdict.relevance * if l.boilerplate { TEMPLATE_WEIGHT } else { 1.0 };
+            let e = by_target.entry(l.url.as_str()).or_insert([0.0; 3]);
+            *e = [e[0].max(a.priority), e[1].max(c.priority), e[2].max(parent)];
+        }
+    }
+    let mut targets: Vec<(&str, [f64; 3])> = by_target.into_iter().collect();
+    targets.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    PageScores {
+        apprentice: targets.iter().map(|t| t.1[0]).collect(),
+        context: targets.iter().map(|t| t.1[1]).collect(),
+        parent: targets.iter().map(|t| t.1[2]).collect(),
+        truth: targets
+            .iter()
+            .map(|t| web.is_relevant(t.0, &task.good))
+            .collect(),
     }
 }
 
@@ -178,6 +207,7 @@ fn read(
             start: l.leaf_range.0,
             end: l.leaf_range.1,
             anchor: l.anchor.clone(),
+            boilerplate: l.boilerplate,
         })
         .collect();
     let verdict = classifier.classify(&page.text.text, scratch);

@@ -58,6 +58,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
             start: l.leaf_range.0,
             end: l.leaf_range.1,
             anchor: l.anchor.clone(),
+            boilerplate: l.boilerplate,
         })
         .collect();
     let mut scratch = Scratch::new();
@@ -73,7 +74,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let links: Vec<serde_json::Value> = (page.links.iter().zip(&spans).zip(&scores))
         .map(|((l, s), sc)| {
             serde_json::json!({"url": l.url.as_str(), "anchor": s.anchor, "start": s.start,
-                "end": s.end, "score": sc.score, "topic": sc.topic, "rule": sc.rule})
+                "end": s.end, "boilerplate": s.boilerplate, "score": sc.score, "priority": sc.priority,
+                "topic": sc.topic, "rule": sc.rule})
         })
         .collect();
     let verdict = classifier.classify(&page.text.text, &mut scratch);

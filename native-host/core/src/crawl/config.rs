@@ -306,7 +306,7 @@ impl Default for ApprenticeConfig {
 /// in site templates lead to relevant pages no more often than chance (1-4% vs 20-48% for links
 /// in the text of relevant pages); 0.1 raised soft focus's harvest at 1000 fetches on five of six tasks, while 0
 /// starved the crawl of the cross-site links it needs.
-pub const DEFAULT_TEMPLATE_WEIGHT: f64 = 0.1;
+pub const DEFAULT_TEMPLATE_WEIGHT: f64 = forager_classifier::links::TEMPLATE_WEIGHT;
 
 impl Default for CrawlConfig {
     fn default() -> Self {

@@ -1,0 +1,242 @@
+// @ts-check
+// Browse with Forager (#18) in headless Chromium with the real native host: the promising
+// links of a FOLDOC page are scored in WebAssembly with the apprentice of a crawl the host ran,
+// marked in the page (no layout shift, removed cleanly) with the native host's own scores, listed
+// in the side panel as "best next links" and queued into a running crawl; scoring a 2,000-link
+// page is timed; without permission to read pages nothing is classified as the user browses.
+//
+// Environment: FORAGER_BIN, CHROMIUM_PATH as in extension.test.js.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cli, clickToolbarButton, extensionId, extensionWorker, inWorker, launch, openExtensionPage }
+  from './helpers/chromium.js';
+import { ensureFoldoc, tasks } from './helpers/foldoc.js';
+import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
+import { hostPids } from './helpers/procs.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '..', '..');
+const TARGET = path.join(REPO, 'target');
+const EXTENSION = path.join(REPO, 'extension');
+const OUT = path.join(HERE, 'out');
+const TARBALL = path.resolve(REPO, '..', 'shared', 'miniweb', 'foldoc.tar.gz');
+const FORAGER = process.env.FORAGER_BIN || path.join(TARGET, 'release', 'forager');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const TOPIC = '/Computing/Networking';
+
+const S = {
+  tmp: '',
+  home: '',
+  web: '',
+  extId: '',
+  proxy: '',
+  /** @type {import('node:child_process').ChildProcess | null} */
+  server: null,
+  /** @type {import('playwright-core').BrowserContext | null} */
+  ctx: null,
+  /** @type {import('playwright-core').Worker | null} */
+  worker: null,
+  /** @type {{url: string, file: string, native: any} | null} */
+  page: null,
+  /** @type {import('playwright-core').Page | null} */
+  tab: null,
+  tabId: 0,
+  /** @type {string[]} */
+  pageErrors: [],
+};
+
+/** @param {string[]} args */
+const forager = (args) => cli(FORAGER, S.home)(args);
+
+/**
+ * A request to the service worker, as the pages send it.
+ * @param {any} msg
+ */
+const handle = (msg) => inWorker(S.worker, (m) => /** @type {any} */ (globalThis).forager.handle(m), msg);
+
+/** @returns {Promise<any>} the worker's state */
+const state = () => inWorker(S.worker, () => /** @type {any} */ (globalThis).forager.getState());
+
+/**
+ * (status, relevance, fetch_seq) of `url` in the host's crawl database, or null.
+ * @param {string} url
+ */
+async function doc(url) {
+  const { stdout } = await forager(['sql', '--json', path.join(S.home, 'crawl.db'),
+    `SELECT status, relevance, fetch_seq FROM doc WHERE url = '${url.replaceAll("'", "''")}'`]);
+  const rows = stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  return rows[0] ?? null;
+}
+
+/** Every link's box in the page, to see that marking moved nothing. */
+function linkBoxes() {
+  return [...document.querySelectorAll('a')].map((a) => {
+    const r = a.getBoundingClientRect();
+    return [r.x, r.y, r.width, r.height].join(',');
+  });
+}
+
+before(async () => {
+  assert.ok(existsSync(FORAGER), `the native CLI is missing (${FORAGER})`);
+  assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}`);
+  S.web = await ensureFoldoc(TARGET, TARBALL);
+  S.tmp = await mkdtemp(path.join(os.tmpdir(), 'forager-browse-'));
+  const profile = path.join(S.tmp, 'profile');
+  S.home = path.join(profile, 'forager');
+  await mkdir(S.home, { recursive: true });
+  await mkdir(OUT, { recursive: true });
+  S.extId = await extensionId(EXTENSION);
+  await forager(['train', '--web', S.web, '--out', path.join(S.home, 'model.fgm')]);
+  S.page = await pickPage(S.web, TOPIC, forager, path.join(S.home, 'model.fgm'));
+  await forager(['install', '--browser', 'chromium', '--user-data-dir', profile]);
+  const { child, port } = await startServeWeb(FORAGER, S.web);
+  S.server = child;
+  S.proxy = `http://127.0.0.1:${port}`;
+  S.ctx = await launch({ chromium: CHROMIUM, extension: EXTENSION, profile, home: S.home, proxy: S.proxy });
+  S.worker = await extensionWorker(S.ctx, S.extId);
+  await waitFor('the host and its model', async () => {
+    const s = await state();
+    return s.host.connected && s.model.source === 'host' ? s : new Error(JSON.stringify(s.host));
+  }, 30_000);
+}, { timeout: 120_000 });
+
+after(async () => {
+  await S.ctx?.close().catch(() => {});
+  if (S.server && S.server.exitCode === null) S.server.kill('SIGTERM');
+  if (S.home) for (const pid of hostPids(S.home)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  if (S.tmp) await rm(S.tmp, { recursive: true, force: true }).catch(() => {});
+});
+
+test('(w1) before any crawl, links are scored by the words around them, in the page', async () => {
+  assert.ok(S.ctx && S.page);
+  const s = await state();
+  const topic = s.model.topics.find((/** @type {any} */ t) => t.path === TOPIC);
+  await handle({ type: 'set_good', topic: topic.id, good: true });
+  S.tab = await S.ctx.newPage();
+  await S.tab.goto(S.page.url, { waitUntil: 'load' });
+  await clickToolbarButton(S.ctx, S.tab, S.extId);
+  S.tabId = await waitFor('the tab id', () => inWorker(S.worker, async (u) =>
+    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, S.page?.url), 10_000);
+  const h = await handle({ type: 'highlight_links', tabId: S.tabId });
+  assert.equal(h.rule, 'context', 'no crawl yet: no apprentice');
+  assert.ok(h.marked > 0 && h.marked <= 5, `marked ${h.marked}`);
+  assert.equal(await S.tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), h.marked);
+  await handle({ type: 'clear_highlights', tabId: S.tabId });
+});
+
+test('(w2) with the crawl\'s apprentice: marks present, native scores, nothing moves, removed cleanly', async () => {
+  assert.ok(S.tab && S.page);
+  const task = (await tasks(S.web)).find((t) => t.name === 'networking');
+  assert.ok(task);
+  await handle({ type: 'start_crawl', seeds: task.seeds, pages: 400, proxy: S.proxy, delay: 0 });
+  await waitFor('the crawl to end', async () => {
+    const s = await state();
+    return s.crawl?.state === 'idle' && s.crawl.fetched >= 400 ? s : new Error(JSON.stringify(s.crawl));
+  }, 180_000);
+  await inWorker(S.worker, () => /** @type {any} */ (globalThis).forager.highlighter.forget());
+  const tab = S.tab;
+  const before = await tab.evaluate(() => document.body.outerHTML);
+  const boxes = await tab.evaluate(linkBoxes);
+  const h = await handle({ type: 'highlight_links', tabId: S.tabId });
+  assert.equal(h.rule, 'apprentice', 'the host\'s apprentice scores the links');
+  assert.ok(h.instances[0] > 0 && h.instances[1] > 0, `instances ${h.instances}`);
+  assert.ok(h.marked >= 1 && h.marked <= 5, `marked ${h.marked}`);
+  const marks = await tab.evaluate(() => [...document.querySelectorAll('[data-forager-mark]')]
+    .map((a) => ({ rank: a.getAttribute('data-forager-mark'), title: a.getAttribute('title'),
+      outline: getComputedStyle(a).outlineStyle, href: /** @type {HTMLAnchorElement} */ (a).href })));
+  assert.equal(marks.length, h.marked);
+  for (const m of marks) {
+    assert.match(m.title ?? '', /^Forager #\d: \d+% likely to lead to your topics \(\/.+\)$/);
+    assert.equal(m.outline, 'solid');
+  }
+  assert.equal(h.links[0].url, marks.find((m) => m.rank === '1')?.href, 'the best link is marked #1');
+  assert.deepEqual(await tab.evaluate(linkBoxes), boxes, 'marking moved no link');
+  await tab.screenshot({ path: path.join(OUT, 'highlighted-page.png') });
+
+  // The extension's scores are the host's, for the same page and model.
+  const mine = await inWorker(S.worker, (id) => /** @type {any} */ (globalThis).forager.highlighter.score(id), S.tabId);
+  const { stdout } = await forager(['links', '--model', path.join(S.home, 'model.fgm'), '--db',
+    path.join(S.home, 'crawl.db'), '--url', S.page.url, S.page.file]);
+  const native = JSON.parse(stdout);
+  assert.equal(mine.page.links.length, native.links.length, 'same links');
+  assert.equal(mine.page.leaves.length, native.leaves, 'same DOM leaves');
+  native.links.forEach((/** @type {any} */ n, /** @type {number} */ i) => {
+    const l = mine.page.links[i];
+    assert.deepEqual([l.start, l.end, l.anchor, l.boilerplate], [n.start, n.end, n.anchor, n.boilerplate], `link ${i}`);
+    assert.ok(Math.abs(mine.scores[i].priority - n.priority) < 1e-9, `priority of link ${i}`);
+    assert.equal(mine.scores[i].rule, 'apprentice');
+    assert.equal(mine.scores[i].topic, n.topic, `topic of link ${i}`);
+    assert.ok(Math.abs(mine.scores[i].score - n.score) < 1e-9, `link ${i}: ${mine.scores[i].score} vs native ${n.score}`);
+  });
+  const bytes = await inWorker(S.worker, () => /** @type {any} */ (globalThis).forager.highlighter.apprentice.length);
+  console.log(`# apprentice: ${bytes} bytes for ${h.instances[0] + h.instances[1]} links learned; ` +
+    `${h.scored} links scored in ${h.ms.toFixed(2)} ms`);
+  assert.ok(bytes < 1 << 20, `apprentice bytes ${bytes} under 1 MB`);
+
+  await handle({ type: 'clear_highlights', tabId: S.tabId });
+  assert.equal(await tab.evaluate(() => document.body.outerHTML), before, 'the page is as it was');
+  assert.equal(await tab.evaluate(() => document.getElementById('forager-link-marks')), null);
+});
+
+test('(w3) "best next links" in the side panel; one queued is fetched next by the running crawl', async () => {
+  assert.ok(S.ctx && S.tab);
+  const h = await handle({ type: 'highlight_links', tabId: S.tabId });
+  const panel = await openExtensionPage(S.ctx, S.extId, 'sidepanel.html', { width: 380, height: 900 }, S.pageErrors);
+  await panel.waitForSelector('#best-links li');
+  const listed = await panel.$$eval('#best-links li', (lis) => lis.map((li) => li.getAttribute('data-url')));
+  assert.deepEqual(listed, h.links.map((/** @type {any} */ l) => l.url));
+  assert.match(await panel.textContent('#highlight-info') ?? '', /scored by the crawl's apprentice/);
+  /** @type {string | undefined} */
+  let pick;
+  for (const url of /** @type {string[]} */ (listed)) {
+    const d = await doc(url);
+    if (!d || d.status === 0) { pick = url; break; }
+  }
+  assert.ok(pick, `every best next link was fetched already: ${listed}`);
+  await handle({ type: 'start_crawl', seeds: [], pages: 5000, proxy: S.proxy, delay: 2 });
+  await waitFor('the crawl running', async () => (await state()).crawl?.state === 'running', 20_000);
+  const seqBefore = Number((await forager(['sql', path.join(S.home, 'crawl.db'),
+    'SELECT max(fetch_seq) FROM doc'])).stdout.trim().split('\n').pop());
+  await panel.click(`#best-links li[data-url="${pick}"] button.queue`);
+  await panel.waitForFunction(() => /queued at the head of the running crawl's frontier/
+    .test(document.getElementById('highlight-info')?.textContent ?? ''), undefined, { timeout: 10_000 });
+  await panel.screenshot({ path: path.join(OUT, 'best-next-links.png') });
+  const fetched = await waitFor(`${pick} fetched by the running crawl`, async () => {
+    const d = await doc(/** @type {string} */ (pick));
+    return d && d.status !== 0 ? d : null;
+  }, 60_000);
+  assert.ok(fetched.status === 2 ? fetched.fetch_seq > seqBefore : true, JSON.stringify(fetched));
+  assert.equal((await state()).crawl?.state, 'running', 'taken while the crawl ran');
+  await handle({ type: 'stop_crawl' });
+  await handle({ type: 'clear_highlights', tabId: S.tabId });
+  await panel.close();
+});
+
+test('(w4) scoring every link of a 2,000-link page in WebAssembly', async () => {
+  const r = await inWorker(S.worker, (n) => /** @type {any} */ (globalThis).forager.benchLinks(n), 2000);
+  console.log(`# scoreLinks: ${r.links} links (${r.leaves} leaves): median ${r.medianMs.toFixed(2)} ms, ` +
+    `worst ${r.maxMs.toFixed(2)} ms`);
+  assert.equal(r.links, 2000);
+  assert.ok(r.medianMs > 0);
+});
+
+test('(w5) without permission to read pages, nothing is classified as the user browses', async () => {
+  assert.ok(S.ctx && S.page);
+  await handle({ type: 'set_browse', on: true });
+  const tab = await S.ctx.newPage();
+  await tab.goto(S.page.url, { waitUntil: 'load' });
+  const tabId = await waitFor('the tab id', () => inWorker(S.worker, async (u) =>
+    (await chrome.tabs.query({})).filter((t) => t.url === u).pop()?.id, S.page?.url), 10_000);
+  await new Promise((r) => setTimeout(r, 1000));
+  const badge = await inWorker(S.worker, (id) => chrome.action.getBadgeText({ tabId: id }), tabId);
+  assert.equal(badge, '', 'no permission, no reading');
+  await handle({ type: 'set_browse', on: false });
+  await tab.close();
+  assert.deepEqual(S.pageErrors, []);
+});

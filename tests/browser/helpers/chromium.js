@@ -1,0 +1,142 @@
+// @ts-check
+/**
+ * What the Chromium suites share: the extension's id, headless Chromium with the extension
+ * loaded and FOLDOC behind the proxy, its service worker, code run in it, the user's toolbar
+ * click, and extension pages opened as tabs.
+ *
+ * @module chromium
+ */
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const run = promisify(execFile);
+
+/**
+ * @typedef {import('playwright-core').Page} Page
+ * @typedef {import('playwright-core').Worker} Worker
+ * @typedef {import('playwright-core').BrowserContext} BrowserContext
+ */
+
+/**
+ * A runner of the native CLI with FORAGER_HOME=`home`, failing with its stderr.
+ * @param {string} bin
+ * @param {string} home
+ * @returns {(args: string[]) => Promise<{stdout: string, stderr: string}>}
+ */
+export function cli(bin, home) {
+  return async (args) => {
+    try {
+      return await run(bin, args, { maxBuffer: 1 << 26, env: { ...process.env, FORAGER_HOME: home } });
+    } catch (e) {
+      const err = /** @type {any} */ (e);
+      throw new Error(`forager ${args.slice(0, 3).join(' ')} failed (${err.code}):\n${err.stderr || err.message}`);
+    }
+  };
+}
+
+/**
+ * The extension id Chrome derives from the manifest's key (sha256 of the DER key, a-p).
+ * @param {string} extension the extension's directory
+ */
+export async function extensionId(extension) {
+  const manifest = JSON.parse(await readFile(path.join(extension, 'manifest.json'), 'utf8'));
+  const hex = createHash('sha256').update(Buffer.from(manifest.key, 'base64')).digest('hex').slice(0, 32);
+  return [...hex].map((c) => String.fromCharCode(97 + parseInt(c, 16))).join('');
+}
+
+/**
+ * Chromium with the extension, pages through `proxy`, the host's state in `home`.
+ * @param {{chromium: string, extension: string, profile: string, home: string, proxy: string}} o
+ * @returns {Promise<BrowserContext>}
+ */
+export function launch(o) {
+  return chromium.launchPersistentContext(o.profile, {
+    executablePath: o.chromium,
+    headless: true,
+    args: [`--disable-extensions-except=${o.extension}`, `--load-extension=${o.extension}`, '--no-sandbox',
+      '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', `--proxy-server=${o.proxy}`],
+    ignoreDefaultArgs: ['--disable-extensions'],
+    env: { ...process.env, HOME: o.profile, XDG_CONFIG_HOME: `${o.profile}/.config`,
+      XDG_CACHE_HOME: `${o.profile}/.cache`, FORAGER_HOME: o.home },
+  });
+}
+
+/**
+ * The extension's service worker.
+ * @param {BrowserContext} ctx
+ * @param {string} extId
+ * @returns {Promise<Worker>}
+ */
+export async function extensionWorker(ctx, extId) {
+  const isOurs = (/** @type {Worker} */ w) => w.url().startsWith(`chrome-extension://${extId}/`);
+  return ctx.serviceWorkers().find(isOurs) ??
+    await ctx.waitForEvent('serviceworker', { predicate: isOurs, timeout: 20_000 });
+}
+
+/**
+ * Runs code in the service worker.
+ * @template R, A
+ * @param {Worker | null} worker
+ * @param {(arg: A) => R | Promise<R>} fn
+ * @param {A} [arg]
+ * @returns {Promise<R>}
+ */
+export async function inWorker(worker, fn, arg) {
+  assert.ok(worker, 'the service worker is not up (set-up failed)');
+  return /** @type {R} */ (await worker.evaluate(/** @type {any} */ (fn), arg));
+}
+
+/**
+ * The user's toolbar click on a tab, which grants activeTab: CDP Extensions.triggerAction on
+ * the tab target.
+ * @param {BrowserContext | null} ctx
+ * @param {Page} page
+ * @param {string} extId
+ */
+export async function clickToolbarButton(ctx, page, extId) {
+  const browser = ctx?.browser();
+  assert.ok(browser, 'no browser object for the persistent context');
+  const cdp = await browser.newBrowserCDPSession();
+  try {
+    const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{ type: 'tab' }] });
+    const tab = targetInfos.find((t) => t.url === page.url());
+    assert.ok(tab, `no tab target for ${page.url()}`);
+    await cdp.send('Extensions.triggerAction', { id: extId, targetId: tab.targetId });
+  } finally {
+    await cdp.detach().catch(() => {});
+  }
+}
+
+/**
+ * Opens an extension page as a tab and waits until it showed its first state.
+ * @param {BrowserContext | null} ctx
+ * @param {string} extId
+ * @param {string} file e.g. popup.html
+ * @param {{width: number, height: number}} viewport
+ * @param {string[]} pageErrors where the page's uncaught errors go
+ */
+export async function openExtensionPage(ctx, extId, file, viewport, pageErrors) {
+  assert.ok(ctx);
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => pageErrors.push(`${file}: ${e}`));
+  await page.setViewportSize(viewport);
+  /** @type {string[]} */
+  const consoleLines = [];
+  page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+  await page.goto(`chrome-extension://${extId}/${file}`);
+  try {
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+  } catch (e) {
+    // Say why the page never became ready: its console and uncaught errors.
+    throw new Error(`${file} never became ready: ${e}\nconsole:\n${consoleLines.join('\n')}` +
+      `\npage errors:\n${pageErrors.join('\n')}`);
+  }
+  return page;
+}
