@@ -203,11 +203,13 @@ mod tests {
                 start: 2,
                 end: 3,
                 anchor: "here".into(),
+                boilerplate: false,
             },
             LinkSpan {
                 start: 7,
                 end: 8,
                 anchor: "there".into(),
+                boilerplate: true,
             },
         ];
         let s = score_links(
@@ -247,11 +249,13 @@ mod tests {
                 start: 1,
                 end: 2,
                 anchor: "more".into(),
+                boilerplate: false,
             },
             LinkSpan {
                 start: 3,
                 end: 4,
                 anchor: "elsewhere".into(),
+                boilerplate: false,
             },
         ];
         let s = score_links(
