@@ -29,14 +29,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import puppeteer from 'puppeteer-core';
-import { ensureFoldoc, tasks } from './helpers/foldoc.js';
+import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
 import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
 import { hostPids } from './helpers/procs.js';
 
@@ -326,6 +326,54 @@ test('(d) Firefox: marking a topic good in the popup makes it good on the host',
   await popup.click(box);
   await waitFor('the host to report the topic good', async () =>
     (await hostRequest(popup, 'topics')).topics.find((/** @type {any} */ t) => t.path === TOPIC)?.good === true, 10_000);
+});
+
+test('(x) Firefox: classifying as you browse, the badge follows the native classifier; off per site', async () => {
+  assert.ok(S.browser && S.panel && S.popup && S.page);
+  const panel = S.panel;
+  const popup = S.popup;
+  // Turned on in the sidebar page, as a user does (the page permission is granted by then).
+  await panel.click('#browse-on');
+  await waitFor('classify-as-you-browse on', () => inBackground(popup, 'getState').then((s) => s.browse.on), 10_000);
+  const pages = [S.page, ...(await labelledNonExamples(S.web, '/Computing/Hardware')).slice(0, 1),
+    ...(await labelledNonExamples(S.web, '/Computing/Languages')).slice(0, 1)];
+  const { stdout } = await forager(['classify', '--model', path.join(S.home, 'model.fgm'), '--json',
+    ...pages.map((p) => p.file)]);
+  const native = stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  assert.ok(native.some((n) => n.relevance >= 0.5) && native.some((n) => n.relevance < 0.5),
+    `pages on and off the good topic: ${native.map((n) => n.relevance)}`);
+  const tab = await S.browser.newPage();
+  /** @param {string} url */
+  const tabIdOf = (url) => waitFor('the tab id', () => popup.evaluate(async (u) =>
+    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, url), 10_000);
+  /** @param {number} id */
+  const badge = (id) => popup.evaluate(async (i) =>
+    ({ text: await chrome.action.getBadgeText({ tabId: i }), title: await chrome.action.getTitle({ tabId: i }) }), id);
+  for (const [i, p] of pages.entries()) {
+    await tab.goto(p.url, { waitUntil: 'load' });
+    const id = await tabIdOf(p.url);
+    const want = String(Math.round(native[i].relevance * 100));
+    const shown = await waitFor(`the badge of ${p.url} (${want})`, async () => {
+      const b = await badge(id);
+      return b.text === want ? b : new Error(JSON.stringify(b));
+    }, 15_000);
+    assert.ok(shown.title.includes(native[i].best_leaf), `tooltip ${shown.title} names ${native[i].best_leaf}`);
+  }
+  // The sidebar offers the last page's one-click actions, and "not on this site".
+  await panel.waitForFunction((u) => document.getElementById('page-title')?.getAttribute('title') === u, {},
+    pages[pages.length - 1].url);
+  await panel.click('#browse-off-site');
+  const last = new URL(pages[pages.length - 1].url);
+  await waitFor('the site turned off', () => inBackground(popup, 'getState')
+    .then((s) => s.browse.offSites.includes(last.origin)), 10_000);
+  const sibling = (await readdir(path.join(S.web, 'sites', last.host)))
+    .filter((f) => f.endsWith('.html') && `/${f}` !== last.pathname)[0];
+  const other = `${last.origin}/${sibling}`;
+  await tab.goto(other, { waitUntil: 'load' });
+  const id = await tabIdOf(other);
+  await waitFor('no badge on a site turned off', async () => (await badge(id)).text === '', 10_000);
+  await panel.click('#browse-on');
+  await tab.close();
 });
 
 test('(e) Firefox: a crawl from the popup shows counters, plot dots and hubs in the sidebar page, then stops', async () => {
