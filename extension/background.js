@@ -385,6 +385,9 @@ export async function handle(msg) {
     case 'queue_links':
       requireHost();
       return port.request('queue_links', { urls: msg.urls });
+    case 'suggestions':
+      requireHost();
+      return (await port.request('suggestions', {})).suggestions;
     case 'set_browse': return setBrowseClassify(msg.on);
     case 'set_browse_site': return setBrowseOffSite(msg.origin, msg.off);
     case 'set_highlight_site': return setHighlightSite(msg.origin, msg.on);

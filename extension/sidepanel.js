@@ -9,6 +9,7 @@ import { base64ToBytes } from './lib/base64.js';
 import { onBroadcast, send } from './lib/messages.js';
 import { browseShown, showBestLinks, showBrowse, wireLinks } from './lib/links-view.js';
 import { RelevancePlot } from './lib/plot.js';
+import { refreshSuggestions } from './lib/widen-view.js';
 import { $, act, el, fixed, showHost, showNotice, wireNoticeDismiss } from './lib/ui.js';
 
 /**
@@ -245,14 +246,22 @@ onBroadcast((b) => {
       break;
     case 'classified': showClassification(b.classification); break;
     case 'best_links': showBestLinks(b.highlight); break;
-    case 'topics_changed': topics = b.topics; showTopicChoices(); break;
+    case 'topics_changed':
+      topics = b.topics;
+      showTopicChoices();
+      refreshSuggestions().catch(() => {});
+      break;
     case 'notice': showNotice(b.notice); break;
     case 'host_event': {
       const e = b.event;
       if (e.type === 'progress') showStatus(e.status);
       else if (e.type === 'pages') plot.addPages(e.pages);
-      else if (e.type === 'hubs') { showLinks('hubs', e.hubs); showLinks('authorities', e.authorities); }
-      else if (e.type === 'crawl_stopped') {
+      else if (e.type === 'hubs') {
+        showLinks('hubs', e.hubs);
+        showLinks('authorities', e.authorities);
+        refreshSuggestions().catch(() => {});
+      } else if (e.type === 'crawl_stopped') {
+        refreshSuggestions().catch(() => {});
         showStatus(e.status);
         $('last-stop').textContent = `last crawl stopped: ${e.reason}`;
       }
@@ -265,6 +274,7 @@ onBroadcast((b) => {
 /** Re-reads everything (on load and after the host reconnects, when the plot must be redrawn). */
 async function refresh() {
   showState(await send({ type: 'get_state' }));
+  await refreshSuggestions();
   document.body.dataset.ready = 'true';
 }
 

@@ -61,6 +61,7 @@
  *   | {type: 'highlight_links', tabId?: number}
  *   | {type: 'clear_highlights', tabId?: number}
  *   | {type: 'queue_links', urls: string[]}
+ *   | {type: 'suggestions'}
  *   | {type: 'set_browse', on: boolean}
  *   | {type: 'set_browse_site', origin: string, off: boolean}
  *   | {type: 'set_highlight_site', origin: string, on: boolean}

@@ -29,6 +29,9 @@ export const MAX_DELAY = 60;
  * @typedef {{url: string, score: number, title?: string}} Hub `title`: the page's, when it has one
  * @typedef {{hubs: Hub[], authorities: Hub[]}} HubsResult
  * @typedef {{topics: TopicInfo[]}} TopicsResult
+ * @typedef {{topic: number, path: string, next_to: string, relation: 'sibling' | 'parent', pages: number,
+ *   of: number, share: number, examples: {url: string, title: string}[]}} Suggestion a topic next to a
+ *   good one that `pages` of the `of` pages linked from relevant pages are classified under
  * @typedef {{status: Status}} StatusResult
  */
 
@@ -49,6 +52,7 @@ export const MAX_DELAY = 60;
  *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
  *   get_apprentice: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
  *   queue_links: {fields: {urls: string[]}, result: {queued: number, running: boolean, status: Status}},
+ *   suggestions: {fields: {}, result: {suggestions: Suggestion[]}},
  *   export: {fields: {what: ExportWhat, format?: 'csv' | 'jsonl', offset: number},
  *     result: {total: number, offset: number, data: string}},
  *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, queued?: number,

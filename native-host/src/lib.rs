@@ -4,7 +4,7 @@
 
 pub use forager_core::{
     address, canon, crawl, distiller, export, fetch, model_file, monitor, parse, robots, store,
-    warc,
+    warc, widen,
 };
 pub use forager_lab::{
     accuracy, bookmarks, confidence, demo, evaluation, highlight, miniweb, partial, reference,

@@ -4,7 +4,9 @@
 
 mod common;
 use base64::Engine;
-use common::host::{mark_astronomy_good, serve_generated_web, until_stopped, Host};
+use common::host::{
+    mark_astronomy_good, serve_generated_web, serve_generated_web_with, until_stopped, Host,
+};
 use common::tmp;
 use forager_classifier::apprentice::Apprentice;
 use serde_json::json;
@@ -117,4 +119,62 @@ fn the_browser_gets_the_crawl_s_apprentice_and_queues_links_into_the_frontier() 
     assert_eq!(h.exit_code(), 0);
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// The suggestions of a host that crawled 400 pages of the generated web made with `args`,
+/// Astronomy good.
+fn suggestions_after_a_crawl(name: &str, args: &[&str]) -> serde_json::Value {
+    let home = tmp(name);
+    let (mut server, proxy, seeds) = serve_generated_web_with(&home, args);
+    let mut h = Host::start(&home.join("host"));
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    let none = h.request(json!({"id": 2, "type": "suggestions"}));
+    assert_eq!(
+        none["result"]["suggestions"],
+        json!([]),
+        "no crawl, no suggestion: {none}"
+    );
+    mark_astronomy_good(&mut h);
+    let r = h.request(
+        json!({"id": 3, "type": "start_crawl", "seeds": seeds, "pages": 400, "proxy": proxy, "delay": 0}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    until_stopped(&mut h);
+    let r = h.request(json!({"id": 4, "type": "suggestions"}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(h.exit_code(), 0);
+    let _ = server.kill();
+    let _ = server.wait();
+    r["result"]["suggestions"].clone()
+}
+
+#[test]
+fn the_census_suggests_the_planted_neighbour_and_nothing_on_a_plain_web() {
+    let s = suggestions_after_a_crawl("native-widen", &["--neighbour"]);
+    let list = s.as_array().unwrap();
+    let bio = list
+        .iter()
+        .find(|x| x["path"] == "/Science/Biology")
+        .unwrap_or_else(|| panic!("Biology not suggested: {s}"));
+    assert_eq!(bio["relation"], "sibling");
+    assert_eq!(bio["next_to"], "/Science/Astronomy");
+    let (pages, of) = (bio["pages"].as_u64().unwrap(), bio["of"].as_u64().unwrap());
+    assert!(pages >= 10 && pages as f64 >= 0.2 * of as f64, "{bio}");
+    eprintln!("neighbour web: {bio}");
+    let examples = bio["examples"].as_array().unwrap();
+    assert!(!examples.is_empty() && examples.len() <= 3, "{bio}");
+    assert!(examples
+        .iter()
+        .all(|e| e["url"].as_str().unwrap().starts_with("http://")));
+    // On the plain web Astronomy's pages lead nowhere in particular.
+    let plain = suggestions_after_a_crawl("native-widen-plain", &[]);
+    eprintln!("plain web: {plain}");
+    assert!(
+        !plain
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["path"] == "/Science/Biology"),
+        "{plain}"
+    );
 }

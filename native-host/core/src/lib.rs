@@ -15,3 +15,4 @@ pub mod parse;
 pub mod robots;
 pub mod store;
 pub mod warc;
+pub mod widen;

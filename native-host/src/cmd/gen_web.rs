@@ -12,6 +12,9 @@ pub(crate) struct Args {
     /// Plant the apprentice's test pattern (a "Recommended reading" list of relevant links).
     #[arg(long)]
     planted: bool,
+    /// Plant a natural neighbour: Astronomy pages' off-topic links lead mostly to Biology.
+    #[arg(long)]
+    neighbour: bool,
     /// Seed of the generated web.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -27,11 +30,13 @@ pub(crate) fn run(args: Args) -> Result<()> {
         out,
         seed,
         planted,
+        neighbour,
         off_taxonomy,
     } = args;
     let cfg = forager::synthweb::SynthConfig {
         seed,
         planted,
+        neighbour,
         off_taxonomy: off_taxonomy.into(),
         ..Default::default()
     };

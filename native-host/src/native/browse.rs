@@ -3,13 +3,56 @@
 
 use super::*;
 use crate::store::NewUrl;
+use crate::widen;
 
 /// The most URLs one `queue_links` takes (a page's "best next links" are a handful).
 pub(super) const MAX_QUEUED: usize = 1000;
 /// Batches of queued URLs waiting for the running crawl to take them.
 pub(super) const QUEUE_DEPTH: usize = 16;
 
+/// The most example pages shown as a suggestion's evidence.
+const EVIDENCE: usize = 3;
+
 impl Session {
+    /// Where the census suggests widening the focus, with example pages (none before a crawl).
+    pub(super) fn suggestions(&self) -> Result<Reply, Refusal> {
+        if !self.paths.db().exists() {
+            return Ok(Reply::Suggestions {
+                suggestions: Vec::new(),
+            });
+        }
+        let tax = self.model.taxonomy();
+        let suggestions = off_the_runtime(|| -> Result<_, crate::store::StoreError> {
+            let ro = read_only(&self.paths)?;
+            let census = ro.read().linked_census(widen::RELEVANT)?;
+            let linked: Vec<(TopicId, u64)> = (census.into_iter())
+                .filter_map(|(c, n)| Some((TopicId::try_from(c).ok()?, n)))
+                .collect();
+            let mut out = Vec::new();
+            for s in widen::suggest(tax, &linked) {
+                let mut examples = Vec::new();
+                for (c, _) in linked
+                    .iter()
+                    .filter(|(c, _)| tax.is_ancestor_or_self(s.topic, *c))
+                {
+                    let room = EVIDENCE.saturating_sub(examples.len());
+                    for (url, title) in
+                        ro.read()
+                            .linked_examples(widen::RELEVANT, i64::from(*c), room)?
+                    {
+                        examples.push(ExampleLink { url, title });
+                    }
+                }
+                out.push(SuggestionView {
+                    suggestion: s,
+                    examples,
+                });
+            }
+            Ok(out)
+        })?;
+        Ok(Reply::Suggestions { suggestions })
+    }
+
     /// One chunk of the apprentice trained on the crawl's instances, as bytes; it is built at
     /// offset 0 and kept for the chunks that follow.
     pub(super) fn get_apprentice(&mut self, offset: u64) -> Result<Reply, Refusal> {

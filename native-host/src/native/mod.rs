@@ -35,7 +35,10 @@ use export::*;
 use session::*;
 
 pub use protocol::{Request, StartCrawl};
-pub use reply::{HubView, HubsView, Outgoing, PageView, Refusal, RefusalCode, Reply, StatusView};
+pub use reply::{
+    ExampleLink, HubView, HubsView, Outgoing, PageView, Refusal, RefusalCode, Reply, StatusView,
+    SuggestionView,
+};
 
 /// Protocol version spoken by this host.
 pub const PROTOCOL_VERSION: u64 = 1;

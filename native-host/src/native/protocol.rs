@@ -107,6 +107,9 @@ pub enum Request {
         /// The URLs.
         urls: Vec<String>,
     },
+    /// Topics next to the good ones that the crawl's good pages keep leading to (widen the
+    /// focus), with the census's evidence.
+    Suggestions {},
     /// A crawl's results to take away, in chunks like the model: hubs, authorities or pages
     /// as CSV or JSON Lines, or the HTML report.
     Export {

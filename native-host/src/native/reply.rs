@@ -164,6 +164,11 @@ pub enum Reply {
         /// The crawl's counters.
         status: StatusView,
     },
+    /// `suggestions`: topics next to the good ones that the good pages keep leading to.
+    Suggestions {
+        /// Most pages first.
+        suggestions: Vec<SuggestionView>,
+    },
     /// `new_crawl`: where the old database was kept.
     CrawlSetAside {
         /// The old database's new name, when there was one.
@@ -352,4 +357,23 @@ impl From<crate::store::StoreError> for Refusal {
             e => Refusal::Failed(e.to_string()),
         }
     }
+}
+
+/// A suggestion to widen the focus, with its evidence (`Suggestion` in protocol.js).
+#[derive(Clone, Debug, Serialize)]
+pub struct SuggestionView {
+    /// The topic, its relation to a good one and the census's counts.
+    #[serde(flatten)]
+    pub suggestion: crate::widen::Suggestion,
+    /// Pages of the census classified under it, first fetched first.
+    pub examples: Vec<ExampleLink>,
+}
+
+/// A page shown as evidence.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExampleLink {
+    /// Its URL.
+    pub url: String,
+    /// Its title ("" when it has none).
+    pub title: String,
 }

@@ -83,8 +83,16 @@ impl Host {
 
 /// The generated web served on loopback: (server process, its proxy URL, astronomy's seeds).
 pub fn serve_generated_web(home: &std::path::Path) -> (Child, String, Vec<String>) {
+    serve_generated_web_with(home, &[])
+}
+
+/// The generated web, made with `gen-web` options `args`, served on loopback.
+pub fn serve_generated_web_with(
+    home: &std::path::Path,
+    args: &[&str],
+) -> (Child, String, Vec<String>) {
     let web = home.join("web");
-    run(forager().args(["gen-web", "--out"]).arg(&web));
+    run(forager().args(["gen-web", "--out"]).arg(&web).args(args));
     let mut server = forager()
         .arg("serve-web")
         .arg(&web)

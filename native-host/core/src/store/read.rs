@@ -311,6 +311,39 @@ impl<'a> Reader<'a> {
         )
     }
 
+    /// The census of the pages fetched through links from pages with R >= `min_r`: (best leaf
+    /// id, pages), each page counted once (where to widen the focus, [`crate::widen`]).
+    pub fn linked_census(&self, min_r: f64) -> Result<Vec<(i64, u64)>> {
+        let mut st = self.conn.prepare(
+            "SELECT d.cid, count(DISTINCT d.oid) FROM link l JOIN doc s ON s.oid = l.oid_src
+             JOIN doc d ON d.oid = l.oid_dst
+             WHERE s.status = 2 AND s.relevance >= ?1 AND d.status = 2 AND d.cid IS NOT NULL
+             GROUP BY d.cid",
+        )?;
+        let rows = st.query_map([min_r], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Up to `limit` (url, title) of pages with best leaf `cid` fetched through links from pages
+    /// with R >= `min_r`, first fetched first: the evidence of a suggestion.
+    pub fn linked_examples(
+        &self,
+        min_r: f64,
+        cid: i64,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
+        let mut st = self.conn.prepare(
+            "SELECT DISTINCT d.url, coalesce(d.title, ''), d.fetch_seq FROM link l
+             JOIN doc s ON s.oid = l.oid_src JOIN doc d ON d.oid = l.oid_dst
+             WHERE s.status = 2 AND s.relevance >= ?1 AND d.status = 2 AND d.cid = ?2
+             ORDER BY d.fetch_seq LIMIT ?3",
+        )?;
+        let rows = st.query_map(params![min_r, cid, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
     /// Every apprentice instance of the crawl: links with features whose target was fetched.
     pub fn all_instances(&self) -> Result<Vec<super::Instance>> {
         let mut st = self.conn.prepare(

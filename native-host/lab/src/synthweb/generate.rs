@@ -217,6 +217,10 @@ impl<'a> Context<'a> {
                 {
                     *self.by_topic[t].choose(rng).unwrap_or(&i)
                 }
+                // The planted neighbour: the first topic's off-topic links go to its sibling.
+                Some(0) if self.cfg.neighbour && rng.random_bool(0.8) => {
+                    *self.by_topic[1].choose(rng).unwrap_or(&i)
+                }
                 _ => rng.random_range(0..self.n_normal),
             };
             if j == i {

@@ -106,6 +106,10 @@ pub struct SynthConfig {
     /// links lead to pages of the first topic, and its other links go anywhere; all anchors
     /// are neutral words, so only the heading tells the two lists apart.
     pub planted: bool,
+    /// Plant a natural neighbour of the first topic: a page about it that links off its topic
+    /// links, four times in five, to a page of its sibling (Astronomy's Biology), so a crawl
+    /// of the first topic keeps meeting the second (where to widen the focus).
+    pub neighbour: bool,
     /// Off-taxonomy regions (up to [`off_taxonomy::REGIONS`]), each of `sites / 10` sites
     /// about none of the topics; 0 leaves the web as it was, byte for byte.
     pub off_taxonomy: usize,
@@ -120,6 +124,7 @@ impl Default for SynthConfig {
             examples_per_topic: 12,
             seeds_per_task: 5,
             planted: false,
+            neighbour: false,
             off_taxonomy: 0,
         }
     }

@@ -1,0 +1,53 @@
+// @ts-check
+/**
+ * The side panel's "Widen your topic?" (focused-crawling-1999 §2.1): when the crawl's census
+ * shows that the good pages keep leading into a sibling or the parent of a good topic, it says
+ * so with the evidence (counts and example pages) and marks that topic good in one click.
+ *
+ * @module widen-view
+ */
+
+import { send } from './messages.js';
+import { $, act, el, showNotice } from './ui.js';
+
+/** @typedef {import('./protocol.js').Suggestion} Suggestion */
+
+/** @param {string} url */
+function shortUrl(url) {
+  try {
+    const u = new URL(url);
+    return u.host + (u.pathname === '/' ? '' : u.pathname);
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Shows the suggestions (the section hides when there are none).
+ * @param {Suggestion[]} list
+ */
+export function showSuggestions(list) {
+  $('widen').hidden = list.length === 0;
+  $('suggestions').replaceChildren(...list.map((s) => {
+    const pct = Math.round(100 * s.share);
+    const why = el('p', { class: 'why' }, `${pct}% of the ${s.of} pages your good pages link to are classified `,
+      el('b', {}, s.path), ` (${s.pages} pages), ${s.relation === 'parent' ? 'the parent' : 'a sibling'} of ${s.next_to}.`);
+    const examples = el('ul', { class: 'evidence small' }, ...s.examples.map((e) => {
+      const a = el('a', { href: e.url, title: e.url }, e.title || shortUrl(e.url));
+      a.addEventListener('click', (ev) => { ev.preventDefault(); chrome.tabs.create({ url: e.url }); });
+      return el('li', {}, a);
+    }));
+    const mark = el('button', { class: 'mark-good small-button' }, `Mark ${s.path} good`);
+    mark.addEventListener('click', () => act(mark, async () => {
+      await send({ type: 'set_good', topic: s.topic, good: true });
+      showNotice(null);
+      await refreshSuggestions();
+    }));
+    return el('li', { 'data-path': s.path, 'data-share': s.share }, why, examples, mark);
+  }));
+}
+
+/** Asks the host for the suggestions (none without it). */
+export async function refreshSuggestions() {
+  showSuggestions(await send({ type: 'suggestions' }).catch(() => []));
+}
