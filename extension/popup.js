@@ -318,6 +318,12 @@ button('open-panel').addEventListener('click', () => act(button('open-panel'), a
   if (windowId === undefined) throw new Error('no browser window to open the side panel in');
   await openPanel({ windowId });
 }));
+button('highlight-page').addEventListener('click', () => act(button('highlight-page'), async () => {
+  // The side panel opens first, while the click counts as a user gesture; it lists the links.
+  const opening = windowId === undefined ? Promise.resolve() : openPanel({ windowId }).catch(() => {});
+  await send({ type: 'highlight_links' });
+  await opening;
+}));
 button('resume-crawl').addEventListener('click', () => act(button('resume-crawl'), async () => {
   // No seeds: the host resumes the crawl database, with the remembered options.
   const r = await send({ type: 'start_crawl', seeds: [] });
