@@ -22,5 +22,5 @@ echo "== tsc --noEmit over the extension's JSDoc-typed JS"
 (cd tests/browser && npx --no-install tsc -p ../../extension/tsconfig.json)
 echo "== web-ext lint (the extension as Firefox loads it; errors fail, warnings are Chromium-only keys)"
 (cd tests/browser && npx --no-install web-ext lint --source-dir ../../extension --self-hosted --no-input)
-echo "== browser tests (Chromium: extension, report, wasm-parity; Firefox: firefox)"
+echo "== browser tests (Chromium: extension, browse, widen, report, wasm-parity; Firefox: firefox)"
 (cd tests/browser && npm test)

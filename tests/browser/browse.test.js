@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cli, clickToolbarButton, extensionId, extensionWorker, inWorker, launch, openExtensionPage }
   from './helpers/chromium.js';
-import { ensureFoldoc, tasks } from './helpers/foldoc.js';
+import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
 import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
 import { hostPids } from './helpers/procs.js';
 
@@ -182,6 +182,41 @@ test('(w2) with the crawl\'s apprentice: marks present, native scores, nothing m
   await handle({ type: 'clear_highlights', tabId: S.tabId });
   assert.equal(await tab.evaluate(() => document.body.outerHTML), before, 'the page is as it was');
   assert.equal(await tab.evaluate(() => document.getElementById('forager-link-marks')), null);
+});
+
+test('(w2b) parity on sampled FOLDOC pages: the same leaves, links and scores as the host', async () => {
+  assert.ok(S.ctx && S.tab);
+  const tab = S.tab;
+  // Pages of several topics and sites, the first of each topic that has links.
+  const sampled = [];
+  for (const topic of ['/Computing/Networking', '/Computing/Languages', '/Computing/Hardware',
+    '/Computing/Operating_Systems', '/Computing/Security', '/Computing/Databases']) {
+    sampled.push(...(await labelledNonExamples(S.web, topic)).slice(3, 4));
+  }
+  assert.ok(sampled.length >= 5, `${sampled.length} pages`);
+  let links = 0;
+  for (const p of sampled) {
+    await tab.goto(p.url, { waitUntil: 'load' });
+    await clickToolbarButton(S.ctx, tab, S.extId);
+    const mine = await inWorker(S.worker, (id) => /** @type {any} */ (globalThis).forager.highlighter.score(id), S.tabId);
+    const { stdout } = await forager(['links', '--model', path.join(S.home, 'model.fgm'), '--db',
+      path.join(S.home, 'crawl.db'), '--url', p.url, p.file]);
+    const native = JSON.parse(stdout);
+    assert.equal(mine.page.leaves.length, native.leaves, `${p.url}: leaves`);
+    assert.equal(mine.page.links.length, native.links.length, `${p.url}: links`);
+    native.links.forEach((/** @type {any} */ n, /** @type {number} */ i) => {
+      const l = mine.page.links[i];
+      const s = mine.scores[i];
+      assert.deepEqual([l.start, l.end, l.anchor, l.boilerplate, s.rule, s.topic],
+        [n.start, n.end, n.anchor, n.boilerplate, n.rule, n.topic], `${p.url} link ${i}`);
+      assert.ok(Math.abs(s.score - n.score) < 1e-9 && Math.abs(s.priority - n.priority) < 1e-9,
+        `${p.url} link ${i}: ${s.score} vs native ${n.score}`);
+    });
+    links += native.links.length;
+  }
+  console.log(`# parity: ${sampled.length} pages, ${links} links, scores equal to 1e-9`);
+  await tab.goto(/** @type {any} */ (S.page).url, { waitUntil: 'load' });
+  await clickToolbarButton(S.ctx, tab, S.extId);
 });
 
 test('(w3) "best next links" in the side panel; one queued is fetched next by the running crawl', async () => {

@@ -412,6 +412,23 @@ test('(e) Firefox: a crawl from the popup shows counters, plot dots and hubs in 
   assert.equal((await hostRequest(popup, 'status')).status.state, 'idle');
 });
 
+test('(x2) Firefox: highlighting the promising links of a page marks them and removes every trace', async () => {
+  assert.ok(S.browser && S.popup && S.page);
+  const popup = S.popup;
+  const tab = await S.browser.newPage();
+  await tab.goto(S.page.url, { waitUntil: 'load' });
+  const tabId = await waitFor('the tab id', () => popup.evaluate(async (u) =>
+    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, S.page?.url), 10_000);
+  const before = await tab.evaluate(() => document.body.outerHTML);
+  const h = await inBackground(popup, 'handle', [{ type: 'highlight_links', tabId }]);
+  assert.equal(h.rule, 'apprentice', 'the crawl of (e) trained the apprentice');
+  assert.ok(h.marked >= 1 && h.marked <= 5, `marked ${h.marked}`);
+  assert.equal(await tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), h.marked);
+  await inBackground(popup, 'handle', [{ type: 'clear_highlights', tabId }]);
+  assert.equal(await tab.evaluate(() => document.body.outerHTML), before, 'the page is as it was');
+  await tab.close();
+});
+
 test('(p) Firefox: the popup\'s "Open side panel" opens Firefox\'s sidebar', async () => {
   assert.ok(S.popup);
   const popup = S.popup;
