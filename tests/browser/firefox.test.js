@@ -426,6 +426,30 @@ test('(x2) Firefox: highlighting the promising links of a page marks them and re
   assert.equal(await tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), h.marked);
   await inBackground(popup, 'handle', [{ type: 'clear_highlights', tabId }]);
   assert.equal(await tab.evaluate(() => document.body.outerHTML), before, 'the page is as it was');
+
+  // "On every page of this site", from the sidebar page: the site's next page is highlighted as
+  // it loads, another site's is not.
+  assert.ok(S.panel);
+  const panel = S.panel;
+  await inBackground(popup, 'handle', [{ type: 'highlight_links', tabId }]);
+  await panel.waitForSelector('#highlight-site', { visible: true });
+  await panel.click('#highlight-site');
+  const site = new URL(S.page.url);
+  await waitFor('the site opted in', () => inBackground(popup, 'getState')
+    .then((st) => st.highlightSites.includes(site.origin)), 10_000);
+  const files = (await readdir(path.join(S.web, 'sites', site.host))).filter((f) => f.endsWith('.html'));
+  const next = `${site.origin}/${files.find((f) => `/${f}` !== site.pathname)}`;
+  await tab.goto(next, { waitUntil: 'load' });
+  await waitFor(`marks on ${next} as it loads`, () =>
+    tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length > 0), 15_000);
+  const elsewhere = (await labelledNonExamples(S.web, '/Computing/Languages'))
+    .find((p) => new URL(p.url).host !== site.host);
+  assert.ok(elsewhere);
+  await tab.goto(elsewhere.url, { waitUntil: 'load' });
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(await tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), 0,
+    'another site is not highlighted');
+  await inBackground(popup, 'handle', [{ type: 'set_highlight_site', origin: site.origin, on: false }]);
   await tab.close();
 });
 
