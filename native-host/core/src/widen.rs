@@ -72,14 +72,20 @@ pub fn suggest(tax: &Taxonomy, linked: &[(TopicId, u64)]) -> Vec<Suggestion> {
             of,
             share: pages as f64 / of.max(1) as f64,
         };
-        let siblings: Vec<Suggestion> = (tax.children(parent).into_iter())
+        let counts: Vec<(TopicId, u64)> = (tax.children(parent).into_iter())
             .filter(|&s| s != good && !tax.is_effectively_good(s))
-            .map(|s| suggestion(s, Relation::Sibling, under(tax, linked, s)))
-            .filter(|s| qualifies(s.pages))
+            .map(|s| (s, under(tax, linked, s)))
             .collect();
+        let siblings: Vec<Suggestion> = (counts.iter())
+            .filter(|(_, n)| qualifies(*n))
+            .map(|&(s, n)| suggestion(s, Relation::Sibling, n))
+            .collect();
+        let substantial = (counts.iter())
+            .filter(|(_, n)| *n >= MIN_PAGES && *n as f64 >= MIN_SHARE / 2.0 * of as f64)
+            .count();
         if !siblings.is_empty() {
             out.extend(siblings);
-        } else if parent != ROOT && !tax.is_effectively_good(parent) {
+        } else if parent != ROOT && !tax.is_effectively_good(parent) && substantial >= 2 {
             let pages = under(tax, linked, parent);
             if qualifies(pages) {
                 out.push(suggestion(parent, Relation::Parent, pages));
