@@ -30,7 +30,7 @@ export function showSuggestions(list) {
   $('widen').hidden = list.length === 0;
   $('suggestions').replaceChildren(...list.map((s) => {
     const pct = Math.round(100 * s.share);
-    const why = el('p', { class: 'why' }, `${pct}% of the ${s.of} pages your good pages link to are classified `,
+    const why = el('p', { class: 'why' }, `${pct}% of the ${s.of} pages your good pages lead to outside your good topics are classified `,
       el('b', {}, s.path), ` (${s.pages} pages), ${s.relation === 'parent' ? 'the parent' : 'a sibling'} of ${s.next_to}.`);
     const examples = el('ul', { class: 'evidence small' }, ...s.examples.map((e) => {
       const a = el('a', { href: e.url, title: e.url }, e.title || shortUrl(e.url));

@@ -249,22 +249,21 @@ fn demo_runs_on_the_embedded_default() {
         .arg(&report));
     assert!(out.contains("Harvest"), "{out}");
     assert!(
-        out.contains("soft+apprentice+open-world") && out.contains("Top hubs"),
+        out.contains("soft+apprentice+uncapped") && out.contains("Top hubs"),
         "{out}"
     );
     // The web has off-taxonomy regions, and both focused crawls say how far to trust them.
     assert!(out.contains("off-taxonomy regions"), "{out}");
     assert!(
-        out.contains("closed world (soft+apprentice): precision"),
+        out.contains("length-aware       (soft+apprentice): precision"),
         "{out}"
     );
     assert!(
-        out.contains("open world   (soft+apprentice+open-world): precision"),
+        out.contains("every word counted (soft+apprentice+uncapped): precision"),
         "{out}"
     );
-    // The default focused crawl (closed world) must beat breadth-first on the generated web;
-    // the open-world one varies more from run to run (its background is learned from pages a
-    // concurrent crawl happened to fetch first), so it is reported, not bounded, here.
+    // The default focused crawl must beat breadth-first on the generated web; the one counting
+    // every word is reported, not bounded, here (tests/length_aware.rs bounds it).
     let last = out
         .lines()
         .find(|l| l.trim_start().starts_with("400 "))

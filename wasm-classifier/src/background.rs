@@ -257,7 +257,7 @@ impl Model {
         for (_, url, counts) in unlabelled {
             self.add_counts(BACKGROUND, url, counts, true)?;
         }
-        let classifier = self.classifier();
+        let classifier = self.uncapped_classifier();
         let mut topical_scratch = Scratch::new();
         let mut topical = |counts: &[(String, u32)]| {
             let c: Vec<(&str, u32)> = counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
@@ -298,7 +298,7 @@ impl Model {
             if order.is_empty() {
                 break;
             }
-            let c = self.classifier();
+            let c = self.uncapped_classifier();
             let lost = (spies.iter())
                 .filter(|(_, _, counts)| {
                     let p: Vec<(&str, u32)> =
@@ -332,7 +332,7 @@ impl Model {
                 let (_, url, counts) = &unlabelled[i];
                 self.add_counts(BACKGROUND, url, counts, true)?;
             }
-            let c = self.classifier();
+            let c = self.uncapped_classifier();
             let next: Vec<usize> = (0..unlabelled.len())
                 .filter(|&i| {
                     let p: Vec<(&str, u32)> = (unlabelled[i].2.iter())

@@ -66,13 +66,24 @@ impl Scratch {
     }
 }
 
+/// The evidence cap every classifier starts with: a document's words count as at most this
+/// many occurrences (length-aware posteriors, #13). Naive Bayes treats a page's words as
+/// independent proofs, so a long page is classified with near certainty whatever it is about;
+/// capped, a long page is as sure as a ten-word one. Measured: on a generated web with
+/// off-taxonomy regions soft focus's harvest at 500 pages went from 0.39 to 0.79–0.81 (any cap
+/// from 5 to 40 did); on FOLDOC, whose entries are short, 10 was the best of 5/10/20/40.
+pub const DEFAULT_EVIDENCE_CAP: f64 = 10.0;
+
 /// Marker in the word cache for "not a feature".
 const NOT_A_FEATURE: u32 = u32::MAX;
 
 /// A compiled, immutable classifier; share it between threads behind an `Arc`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Classifier {
     generation: u64,
+    /// Length-aware posteriors: a document's evidence counts as at most this many word
+    /// occurrences ([`DEFAULT_EVIDENCE_CAP`]); `None` counts every occurrence.
+    evidence_cap: Option<f64>,
     tokenizer: Tokenizer,
     /// Topic ids by slot, parents before children.
     slots: Vec<TopicId>,
@@ -166,6 +177,7 @@ impl Classifier {
             off += nm.children.len();
         }
         Classifier {
+            evidence_cap: Some(DEFAULT_EVIDENCE_CAP),
             background_slot,
             node_offset,
             generation: GENERATION.fetch_add(1, Ordering::Relaxed),
@@ -181,6 +193,13 @@ impl Classifier {
             post_start,
             postings,
         }
+    }
+
+    /// This classifier with a document's evidence capped at `cap` word occurrences (the
+    /// evidence of a longer document is scaled down to that); `None` counts every occurrence.
+    pub fn with_evidence_cap(mut self, cap: Option<f64>) -> Self {
+        self.evidence_cap = cap.filter(|c| c.is_finite() && *c > 0.0);
+        self
     }
 
     /// The tokenizer this classifier uses.
@@ -277,8 +296,14 @@ impl Classifier {
         for (_, _, nm) in &self.nodes {
             scores.extend_from_slice(&nm.log_prior);
         }
+        let scale = self.evidence_cap.map_or(1.0, |cap| {
+            let total: u64 = (scratch.touched.iter())
+                .map(|&f| u64::from(scratch.counts[f as usize]))
+                .sum();
+            (cap / total.max(1) as f64).min(1.0)
+        });
         for &f in &scratch.touched {
-            let n = f64::from(scratch.counts[f as usize]);
+            let n = scale * f64::from(scratch.counts[f as usize]);
             let (a, b) = (
                 self.post_start[f as usize] as usize,
                 self.post_start[f as usize + 1] as usize,

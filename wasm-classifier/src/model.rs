@@ -458,6 +458,12 @@ impl Model {
         Ok(())
     }
 
+    /// The compiled classifier without the evidence cap: the model's own procedures
+    /// (self-training, learning the background) rank documents by their full evidence.
+    pub fn uncapped_classifier(&mut self) -> Arc<Classifier> {
+        Arc::new((*self.classifier()).clone().with_evidence_cap(None))
+    }
+
     /// Retrains the dirty nodes and returns the compiled classifier.
     pub fn classifier(&mut self) -> Arc<Classifier> {
         if let Some(c) = &self.compiled {

@@ -71,7 +71,7 @@ impl Model {
             )));
         }
         self.forget_self_trained();
-        let classifier = self.classifier();
+        let classifier = self.uncapped_classifier();
         Ok(SelfTrainer {
             model: self,
             classifier,

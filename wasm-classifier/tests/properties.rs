@@ -200,6 +200,12 @@ fn learns_planted_topics_without_underflow() {
     assert!(v.hard_focus);
     assert!(v.relevance > 0.5);
     let long = "router packet ".repeat(50_000);
+    // With the default evidence cap a long page is as sure as a ten-word one.
+    let capped = c.classify(&long, &mut s);
+    assert_eq!(capped.best_leaf, "/Computing/Networking");
+    assert!(capped.log_relevance.is_finite() && capped.log_relevance < -2.0);
+    // Counting every occurrence, the evidence is vast and must not underflow.
+    let c = (*c).clone().with_evidence_cap(None);
     let v = c.classify(&long, &mut s);
     assert_eq!(v.best_leaf, "/Computing/Networking");
     assert!(

@@ -3,8 +3,10 @@
 //! census in, suggestions out, tested without a database.
 //!
 //! The census is of the pages the crawl fetched through links from relevant pages (R >= 0.5),
-//! by best leaf. A sibling of a good topic is suggested when at least [`MIN_SHARE`] of those
-//! pages (and [`MIN_PAGES`] of them) are classified under it; the parent of a good topic when
+//! by best leaf. Of those that leave the good topics, a sibling of a good topic is suggested when
+//! at least [`MIN_SHARE`] (and [`MIN_PAGES`]) are classified under it — a share of where the good
+//! pages lead *outside* the good topics, so a crawl that holds its focus well still shows its
+//! neighbour; the parent of a good topic when
 //! no single sibling is, but the parent's other subtrees together are.
 
 use forager_classifier::{Taxonomy, TopicId, ROOT};
@@ -12,8 +14,9 @@ use serde::Serialize;
 
 /// The relevance from which a page counts as relevant, whose links the census follows.
 pub const RELEVANT: f64 = 0.5;
-/// The least share of the pages linked from relevant pages a topic must hold to be suggested.
-pub const MIN_SHARE: f64 = 0.2;
+/// The least share of the pages linked from relevant pages outside the good topics that a topic
+/// must hold to be suggested: a third.
+pub const MIN_SHARE: f64 = 1.0 / 3.0;
 /// The least number of such pages, so that a handful of pages suggests nothing.
 pub const MIN_PAGES: u64 = 10;
 
@@ -40,7 +43,7 @@ pub struct Suggestion {
     pub relation: Relation,
     /// Pages linked from relevant pages classified under it (not under a good topic).
     pub pages: u64,
-    /// All pages linked from relevant pages.
+    /// Pages linked from relevant pages outside the good topics.
     pub of: u64,
     /// `pages / of`.
     pub share: f64,
@@ -57,7 +60,10 @@ fn under(tax: &Taxonomy, linked: &[(TopicId, u64)], topic: TopicId) -> u64 {
 /// The suggestions for a taxonomy with good topics, given the census `linked` of the pages
 /// linked from relevant pages (best leaf id, pages); most pages first.
 pub fn suggest(tax: &Taxonomy, linked: &[(TopicId, u64)]) -> Vec<Suggestion> {
-    let of: u64 = linked.iter().map(|(_, n)| n).sum();
+    let of: u64 = (linked.iter())
+        .filter(|(c, _)| !tax.is_effectively_good(*c))
+        .map(|(_, n)| n)
+        .sum();
     let qualifies = |pages: u64| pages >= MIN_PAGES && pages as f64 >= MIN_SHARE * of as f64;
     let mut out: Vec<Suggestion> = Vec::new();
     for good in tax.maximal_good() {
@@ -121,7 +127,7 @@ mod tests {
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!(
             (s[0].topic, s[0].relation, s[0].pages, s[0].of),
-            (bio, Relation::Sibling, 30, 100)
+            (bio, Relation::Sibling, 30, 40)
         );
         assert_eq!(s[0].path, "/Sci/Bio");
         assert_eq!(s[0].next_to, "/Sci/Astro");
@@ -133,8 +139,11 @@ mod tests {
 
     #[test]
     fn the_parent_when_the_siblings_together_are_the_neighbourhood() {
-        let (t, [astro, bio, chem, _, sci]) = taxonomy();
-        let s = suggest(&t, &[(astro, 60), (bio, 15), (chem, 15), (sci, 0)]);
+        let (t, [astro, bio, chem, cooking, sci]) = taxonomy();
+        let s = suggest(
+            &t,
+            &[(astro, 60), (bio, 15), (chem, 15), (sci, 0), (cooking, 40)],
+        );
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!(
             (s[0].topic, s[0].relation, s[0].pages),

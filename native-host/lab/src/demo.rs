@@ -2,11 +2,11 @@
 //!
 //! Generates the synthetic topical web with off-taxonomy regions (or opens a mini-web), trains
 //! the taxonomy from its examples, serves the web on loopback, and crawls it side by side with
-//! live progress: breadth-first, soft focus guided by the apprentice in the classifier's closed
-//! world, and the same with the open world (a background of "none of the topics" learned from
-//! the crawl's own pages). Then it prints the harvest table, how precise each focused crawl's
-//! relevance was and how much it fetched that belongs to no topic, and the distiller's top hubs,
-//! and writes an HTML report.
+//! live progress: breadth-first, soft focus guided by the apprentice (the default crawl, with
+//! length-aware posteriors), and the same crawl with the closed-world classifier that counts every
+//! word of a page (as Forager did before #13). Then it prints the harvest table, how precise each
+//! focused crawl's relevance was and how much it fetched that belongs to no topic, and the
+//! distiller's top hubs, and writes an HTML report.
 
 use crate::accuracy;
 use crate::evaluation::{self, BenchConfig, StrategyResult};
@@ -128,9 +128,9 @@ fn train(out: &mut impl Write, web: &MiniWeb) -> anyhow::Result<forager_classifi
 }
 
 /// The crawls the demo compares, side by side.
-const CRAWLS: [&str; 3] = ["bfs", "soft+apprentice", "soft+apprentice+open-world"];
+const CRAWLS: [&str; 3] = ["bfs", "soft+apprentice", "soft+apprentice+uncapped"];
 
-/// Breadth-first and soft focus with the apprentice, closed and open world, crawled side by
+/// Breadth-first and soft focus with the apprentice, with and without the evidence cap, crawled side by
 /// side on the web served on loopback with live progress bars; returns their results and
 /// databases.
 async fn crawl_all(
@@ -230,7 +230,7 @@ fn print_harvest(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::Re
         }
         writeln!(out)?;
     }
-    // The crawl `forager crawl` runs by default: soft focus with the apprentice, closed world.
+    // The crawl `forager crawl` runs by default: soft focus with the apprentice.
     let focused = &results[1];
     if let (Some(a), Some(b)) = (results[0].checkpoints.last(), focused.checkpoints.last()) {
         writeln!(
@@ -259,7 +259,7 @@ fn print_harvest(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::Re
     Ok(())
 }
 
-/// How far each focused crawl's relevance could be trusted, closed world against open world:
+/// How far each focused crawl's relevance could be trusted, length-aware against counting every word:
 /// the precision of R(d) >= 0.5 among its fetched pages and the share of its fetches that
 /// belong to no topic (by ground truth).
 fn print_precision(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::Result<()> {
@@ -270,10 +270,10 @@ fn print_precision(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::
     )?;
     for r in results.iter().filter(|r| r.strategy.starts_with("soft")) {
         if let Some(c) = r.checkpoints.last() {
-            let world = if r.strategy.contains("open-world") {
-                "open world  "
+            let world = if r.strategy.contains("uncapped") {
+                "every word counted"
             } else {
-                "closed world"
+                "length-aware      "
             };
             writeln!(
                 out,
@@ -286,17 +286,19 @@ fn print_precision(out: &mut impl Write, results: &[StrategyResult]) -> anyhow::
         }
     }
     let last = |i: usize| results.get(i).and_then(|r| r.checkpoints.last());
-    if let (Some(closed), Some(open)) = (last(1), last(2)) {
-        let verdict = if open.harvest > closed.harvest {
+    if let (Some(capped), Some(uncapped)) = (last(1), last(2)) {
+        let verdict = if capped.harvest > uncapped.harvest {
             "raised"
         } else {
             "did not raise"
         };
         writeln!(
             out,
-            "  On this web the background learned from the crawl {verdict} the harvest ({:.3} \
-             closed, {:.3} open); `forager crawl --open-world` turns it on.",
-            closed.harvest, open.harvest
+            "  On this web length-aware posteriors (a page's words count as at most {} \
+             occurrences) {verdict} the harvest: {:.3}, against {:.3} counting every word.",
+            forager_classifier::classify::DEFAULT_EVIDENCE_CAP,
+            capped.harvest,
+            uncapped.harvest
         )?;
     }
     Ok(())

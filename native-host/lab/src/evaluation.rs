@@ -29,6 +29,8 @@ pub const STRATEGIES: &[&str] = &[
     "soft+open-world",
     "soft+open-world-em",
     "soft+apprentice+open-world",
+    "soft+uncapped",
+    "soft+apprentice+uncapped",
 ];
 
 /// One crawl strategy.
@@ -49,6 +51,10 @@ pub struct Strategy {
     /// Soft focus that learns "none of the topics" from the crawl's own pages
     /// ([`crawl::OpenWorldConfig`]) with this method.
     pub open_world: Option<forager_classifier::BackgroundMethod>,
+    /// The classifier's evidence cap, in word occurrences: the default
+    /// ([`forager_classifier::classify::DEFAULT_EVIDENCE_CAP`]), or none (`+uncapped`, the
+    /// closed-world classifier before #13's length-aware posteriors).
+    pub evidence_cap: Option<f64>,
 }
 
 /// The strategy called `name`.
@@ -77,6 +83,14 @@ pub fn strategy(name: &str) -> Option<Strategy> {
                 ..strategy("soft+apprentice")?
             })
         }
+        "soft+uncapped" | "soft+apprentice+uncapped" => {
+            let base = name.trim_end_matches("+uncapped");
+            return Some(Strategy {
+                name: STRATEGIES.iter().find(|s| **s == name)?,
+                evidence_cap: None,
+                ..strategy(base)?
+            });
+        }
         "soft+open-world-em" => {
             return Some(Strategy {
                 name: "soft+open-world-em",
@@ -94,6 +108,7 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         distiller,
         offline,
         open_world: None,
+        evidence_cap: Some(forager_classifier::classify::DEFAULT_EVIDENCE_CAP),
     })
 }
 
@@ -260,7 +275,7 @@ pub async fn crawl_strategy(
             }),
             ..base.clone()
         };
-        crawl_fresh(model, seeds, &collect, unguided, |_| {}).await?;
+        crawl_fresh(model, seeds, &collect, unguided, s.evidence_cap, |_| {}).await?;
         Some(Store::open(&collect)?.trained_apprentice()?)
     } else {
         None
@@ -274,16 +289,18 @@ pub async fn crawl_strategy(
         }),
         ..base
     };
-    let fetched = crawl_fresh(model, seeds, db, config, on_progress).await?;
+    let fetched = crawl_fresh(model, seeds, db, config, s.evidence_cap, on_progress).await?;
     Ok((fetched, t.elapsed().as_secs_f64()))
 }
 
-/// Crawls from `seeds` into a fresh `db`; returns (url, R) in fetch order.
+/// Crawls from `seeds` into a fresh `db` (the classifier's evidence capped at `evidence_cap`);
+/// returns (url, R) in fetch order.
 async fn crawl_fresh(
     model: &mut Model,
     seeds: &[String],
     db: &Path,
     config: CrawlConfig,
+    evidence_cap: Option<f64>,
     on_progress: impl FnMut(&crawl::Progress),
 ) -> anyhow::Result<Vec<(String, f64)>> {
     for ext in ["", "-wal", "-shm"] {
@@ -299,7 +316,11 @@ async fn crawl_fresh(
     crawl::prepare(&mut store, model, &start)?;
     crawl::run(
         store,
-        model.classifier(),
+        Arc::new(
+            (*model.classifier())
+                .clone()
+                .with_evidence_cap(evidence_cap),
+        ),
         config,
         std::future::pending(),
         on_progress,
