@@ -61,3 +61,41 @@ fn soft_focus_holds_on_a_web_with_off_taxonomy_regions() {
         );
     }
 }
+
+/// `forager crawl --uncapped` crawls with the classifier counting every word: on the same web it
+/// wanders into the off-taxonomy regions far more than the default crawl.
+#[test]
+fn crawl_uncapped_compares_with_the_default_from_the_command_line() {
+    let dir = tmp("length-aware-cli");
+    let web = dir.join("web");
+    run(forager()
+        .args(["gen-web", "--off-taxonomy", "4", "--out"])
+        .arg(&web));
+    let regions: std::collections::HashSet<String> =
+        (std::fs::read_to_string(web.join("off_taxonomy.tsv"))
+            .unwrap()
+            .lines())
+        .filter_map(|l| l.split('\t').next().map(str::to_owned))
+        .collect();
+    let region_fetches = |extra: &[&str], name: &str| {
+        let db = dir.join(name);
+        run(forager()
+            .args(["crawl", "--task", "astronomy", "--pages", "500", "--web"])
+            .arg(&web)
+            .arg("--db")
+            .arg(&db)
+            .args(extra));
+        let urls = run(forager()
+            .arg("sql")
+            .arg(&db)
+            .arg("SELECT url FROM doc WHERE status = 2"));
+        urls.lines().filter(|u| regions.contains(*u)).count()
+    };
+    let capped = region_fetches(&[], "capped.db");
+    let uncapped = region_fetches(&["--uncapped"], "uncapped.db");
+    eprintln!("region pages among 500 fetches: default {capped}, --uncapped {uncapped}");
+    assert!(
+        2 * uncapped > 3 * capped.max(1),
+        "default {capped}, --uncapped {uncapped}"
+    );
+}

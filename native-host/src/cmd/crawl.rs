@@ -95,6 +95,10 @@ pub(crate) struct Args {
     /// Experimental: on FOLDOC it lowers harvest (see ARCHITECTURE.md).
     #[arg(long)]
     open_world: bool,
+    /// Count every word of a page as evidence (the classifier before length-aware posteriors,
+    /// which caps a page's evidence at 10 word occurrences), to compare the two.
+    #[arg(long)]
+    uncapped: bool,
     /// Maintenance mode: share of fetches spent revisiting fetched pages (best hubs first).
     #[arg(long, default_value_t = 0.0)]
     revisit_share: f64,
@@ -159,7 +163,11 @@ pub(crate) fn run(a: Args) -> Result<()> {
         eprintln!("{} failed URLs back in the frontier", prepared.retried);
     }
     let apprentice = apprentice_of(&a)?;
-    let classifier = model.classifier();
+    let classifier = if a.uncapped {
+        std::sync::Arc::new((*model.classifier()).clone().with_evidence_cap(None))
+    } else {
+        model.classifier()
+    };
     runtime()?.block_on(async move {
         let server = match web {
             Some(w) => Some(forager::serve::start(w, ([127, 0, 0, 1], 0).into()).await?),
