@@ -152,14 +152,15 @@ async function highlightTab(tabId) {
  * @param {chrome.tabs.Tab} tab
  */
 async function pageLoaded(tabId, tab) {
-  if (await shouldClassify(tab)) {
+  const browse = await browseSettings();
+  if (browse.on && await shouldClassify(tab, browse)) {
     try {
       const page = await tabText(tabId);
       await showBadge(tabId, await classifyText(page.url, page.title, page.text));
     } catch (e) {
       console.warn('forager: classify as you browse:', e);
     }
-  } else {
+  } else if (browse.on) {
     // A page not classified shows no figure (the last page's would mislead).
     await showBadge(tabId, null).catch(() => {});
   }

@@ -10,7 +10,7 @@ import { onBroadcast, send } from './lib/messages.js';
 import { browseShown, showBestLinks, showBrowse, wireLinks } from './lib/links-view.js';
 import { RelevancePlot } from './lib/plot.js';
 import { refreshSuggestions } from './lib/widen-view.js';
-import { $, act, el, fixed, showHost, showNotice, wireNoticeDismiss } from './lib/ui.js';
+import { $, act, el, fixed, shortUrl, showHost, showNotice, tabLink, wireNoticeDismiss } from './lib/ui.js';
 
 /**
  * @typedef {import('./lib/messages.js').State} State
@@ -133,9 +133,8 @@ function showLinks(id, list) {
   $(`${id}-empty`).hidden = shown.length > 0;
   $(id).replaceChildren(...shown.map((h) => {
     const title = h.title?.trim();
-    const link = el('a', { href: h.url, title: h.url }, title || shortUrl(h.url),
+    const link = tabLink(h.url, title || shortUrl(h.url),
       ...(title ? [el('span', { class: 'url' }, shortUrl(h.url))] : []));
-    link.addEventListener('click', (e) => { e.preventDefault(); openTab(h.url); });
     const more = el('button', { class: 'crawl-more small-button',
       title: 'crawl more from here: fetch the links of this page not fetched yet first',
       'aria-label': `crawl more from ${title || shortUrl(h.url)}` }, 'crawl more');
@@ -148,16 +147,6 @@ function showLinks(id, list) {
     }));
     return el('li', { 'data-url': h.url }, link, el('span', { class: 'score' }, h.score.toFixed(3)), more);
   }));
-}
-
-/** @param {string} url */
-function shortUrl(url) {
-  try {
-    const u = new URL(url);
-    return u.host + (u.pathname === '/' ? '' : u.pathname);
-  } catch {
-    return url;
-  }
 }
 
 /** @param {State} s */

@@ -48,12 +48,15 @@ export function benchLinks(model, links, { warmup = 3, runs = 15 } = {}) {
     leaves.push(anchor);
   }
   const text = leaves.join(' ');
+  /** @type {{score: number}[]} */
+  let scores = [];
   const once = () => {
     const t0 = performance.now();
-    model.scoreLinks(text, leaves, spans);
+    scores = model.scoreLinks(text, leaves, spans);
     return performance.now() - t0;
   };
   for (let i = 0; i < warmup; i++) once();
   const times = Array.from({ length: runs }, once).sort((a, b) => a - b);
-  return { links, leaves: leaves.length, medianMs: times[Math.floor(runs / 2)], maxMs: times[runs - 1] };
+  return { links, leaves: leaves.length, medianMs: times[Math.floor(runs / 2)], maxMs: times[runs - 1],
+    scored: scores.filter((s) => s.score >= 0 && s.score <= 1).length };
 }

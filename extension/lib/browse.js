@@ -57,16 +57,16 @@ export function httpOrigin(url) {
 }
 
 /**
- * Whether a loaded tab is to be classified: the user turned it on, the page is http(s) and not
- * in a private window, its site is not turned off, and Forager may read it.
+ * Whether a loaded tab is to be classified, with classify-as-you-browse on (`settings`): the
+ * page is http(s) and not in a private window, its site is not turned off, and Forager may
+ * read it.
  * @param {chrome.tabs.Tab} tab
+ * @param {BrowseSettings} settings
  * @returns {Promise<boolean>}
  */
-export async function shouldClassify(tab) {
+export async function shouldClassify(tab, settings) {
   const origin = httpOrigin(tab.url);
-  if (!origin || tab.incognito || tab.id === undefined) return false;
-  const s = await browseSettings();
-  if (!s.on || s.offSites.includes(origin)) return false;
+  if (!origin || tab.incognito || tab.id === undefined || settings.offSites.includes(origin)) return false;
   return chrome.permissions.contains({ origins: [`${origin}/*`] });
 }
 

@@ -7,7 +7,8 @@
  */
 
 import { send } from './messages.js';
-import { $, act, el, showNotice } from './ui.js';
+import { httpOrigin } from './browse.js';
+import { $, act, el, shortUrl, showNotice, tabLink } from './ui.js';
 
 /**
  * @typedef {import('./highlight.js').Highlight} Highlight
@@ -28,25 +29,6 @@ let browse = { on: false, offSites: [] };
 /** @type {string | null} the site of the last classified page */
 let classifiedOrigin = null;
 
-/** @param {string} url */
-function origin(url) {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return null;
-  }
-}
-
-/** @param {string} url */
-function shortUrl(url) {
-  try {
-    const u = new URL(url);
-    return u.host + (u.pathname === '/' ? '' : u.pathname);
-  } catch {
-    return url;
-  }
-}
-
 /**
  * Shows the best next links of the last highlighted page (or none).
  * @param {Highlight | null} h
@@ -61,15 +43,14 @@ export function showBestLinks(h) {
       : 'scored by the words around each link (no crawl has trained the apprentice yet)') +
     ` in ${h.ms.toFixed(1)} ms`;
   $('best-links').replaceChildren(...(h?.links ?? []).map((l) => {
-    const a = el('a', { href: l.url, title: l.url }, l.anchor || shortUrl(l.url), el('span', { class: 'url' }, l.topic));
-    a.addEventListener('click', (e) => { e.preventDefault(); chrome.tabs.create({ url: l.url }); });
+    const a = tabLink(l.url, l.anchor || shortUrl(l.url), el('span', { class: 'url' }, l.topic));
     const q = el('button', { class: 'queue small-button', title: 'put this link at the head of the crawl\'s frontier',
       'aria-label': `queue ${l.anchor || shortUrl(l.url)} for the crawl` }, 'queue');
     q.addEventListener('click', () => act(q, () => queue([l.url], q)));
     return el('li', { 'data-url': l.url, 'data-score': l.score }, a,
       el('span', { class: 'score', title: 'predicted relevance of the page it leads to' }, l.score.toFixed(2)), q);
   }));
-  const site = h ? origin(h.url) : null;
+  const site = h ? httpOrigin(h.url) : null;
   $('highlight-site-name').textContent = site ? shortUrl(site) : '';
   checkbox('highlight-site').checked = Boolean(site && sites.includes(site));
 }
@@ -96,7 +77,7 @@ async function queue(urls, b) {
  */
 export function showBrowse(b, pageUrl) {
   browse = b;
-  classifiedOrigin = pageUrl ? origin(pageUrl) : classifiedOrigin;
+  classifiedOrigin = pageUrl ? httpOrigin(pageUrl) : classifiedOrigin;
   checkbox('browse-on').checked = b.on;
   $('browse-site-label').hidden = !b.on || !classifiedOrigin;
   $('browse-site').textContent = classifiedOrigin ? shortUrl(classifiedOrigin) : '';
@@ -121,7 +102,7 @@ export function wireLinks(state) {
   button('queue-all').addEventListener('click', () => act(button('queue-all'),
     () => queue((shown?.links ?? []).map((l) => l.url), button('queue-all'))));
   checkbox('highlight-site').addEventListener('change', () => act(null, async () => {
-    const site = shown ? origin(shown.url) : null;
+    const site = shown ? httpOrigin(shown.url) : null;
     const box = checkbox('highlight-site');
     if (!site) return;
     // Asked on the click itself (a user gesture), before anything is awaited.

@@ -75,13 +75,22 @@ export function pageLinks(action, marks = []) {
     'breadcrumbs']);
   /** @param {string | null} v @param {Set<string>} set */
   const hasWord = (v, set) => !!v && v.split(/[-_ \t\n\f\r]/).some((w) => set.has(w.toLowerCase()));
+  /** @type {Map<Element, boolean>} whether an element is boilerplate, asked once per element */
+  const boilerplate = new Map();
+  /** @param {Element} at */
+  const isBoilerplate = (at) => {
+    let b = boilerplate.get(at);
+    if (b === undefined) {
+      b = (BOILER_TAGS.has(at.localName.toLowerCase()) || hasWord(at.getAttribute('role'), BOILER_ROLES) ||
+        hasWord(at.getAttribute('id'), BOILER_WORDS) || hasWord(at.getAttribute('class'), BOILER_WORDS)) &&
+        !at.querySelector('main, article, [role~="main" i]');
+      boilerplate.set(at, b);
+    }
+    return b;
+  };
   /** @param {Element} el */
   const inBoilerplate = (el) => {
-    for (let at = el.parentElement; at; at = at.parentElement) {
-      const boiler = BOILER_TAGS.has(at.localName.toLowerCase()) || hasWord(at.getAttribute('role'), BOILER_ROLES) ||
-        hasWord(at.getAttribute('id'), BOILER_WORDS) || hasWord(at.getAttribute('class'), BOILER_WORDS);
-      if (boiler && !at.querySelector('main, article, [role~="main" i]')) return true;
-    }
+    for (let at = el.parentElement; at; at = at.parentElement) if (isBoilerplate(at)) return true;
     return false;
   };
   const root = document.documentElement;

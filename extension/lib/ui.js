@@ -32,6 +32,31 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 /**
+ * A link that opens `url` in a new tab (an extension page must not navigate itself away).
+ * @param {string} url
+ * @param {(Node | string | null | undefined)[]} children
+ * @returns {HTMLAnchorElement}
+ */
+export function tabLink(url, ...children) {
+  const a = el('a', { href: url, title: url }, ...children);
+  a.addEventListener('click', (e) => { e.preventDefault(); chrome.tabs.create({ url }); });
+  return a;
+}
+
+/**
+ * A URL as people read it: host and path, without the scheme (the URL itself if unparsable).
+ * @param {string} url
+ */
+export function shortUrl(url) {
+  try {
+    const u = new URL(url);
+    return u.host + (u.pathname === '/' ? '' : u.pathname);
+  } catch {
+    return url;
+  }
+}
+
+/**
  * @param {string} id
  * @returns {HTMLElement}
  */

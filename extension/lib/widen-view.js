@@ -8,19 +8,9 @@
  */
 
 import { send } from './messages.js';
-import { $, act, el, showNotice } from './ui.js';
+import { $, act, el, shortUrl, showNotice, tabLink } from './ui.js';
 
 /** @typedef {import('./protocol.js').Suggestion} Suggestion */
-
-/** @param {string} url */
-function shortUrl(url) {
-  try {
-    const u = new URL(url);
-    return u.host + (u.pathname === '/' ? '' : u.pathname);
-  } catch {
-    return url;
-  }
-}
 
 /**
  * Shows the suggestions (the section hides when there are none).
@@ -32,11 +22,8 @@ export function showSuggestions(list) {
     const pct = Math.round(100 * s.share);
     const why = el('p', { class: 'why' }, `${pct}% of the ${s.of} pages your good pages lead to outside your good topics are classified `,
       el('b', {}, s.path), ` (${s.pages} pages), ${s.relation === 'parent' ? 'the parent' : 'a sibling'} of ${s.next_to}.`);
-    const examples = el('ul', { class: 'evidence small' }, ...s.examples.map((e) => {
-      const a = el('a', { href: e.url, title: e.url }, e.title || shortUrl(e.url));
-      a.addEventListener('click', (ev) => { ev.preventDefault(); chrome.tabs.create({ url: e.url }); });
-      return el('li', {}, a);
-    }));
+    const examples = el('ul', { class: 'evidence small' },
+      ...s.examples.map((e) => el('li', {}, tabLink(e.url, e.title || shortUrl(e.url)))));
     const mark = el('button', { class: 'mark-good small-button' }, `Mark ${s.path} good`);
     mark.addEventListener('click', () => act(mark, async () => {
       await send({ type: 'set_good', topic: s.topic, good: true });

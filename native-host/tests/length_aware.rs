@@ -5,7 +5,7 @@
 //! evidence cap, crawled the same way, does not (the control that makes the bar mean something).
 
 mod common;
-use common::{forager, run, tmp};
+use common::{forager, off_taxonomy_web, run, tmp};
 
 /// (harvest, share of no-topic pages) at `n` of strategy `name` in a bench summary.
 fn at(summary: &serde_json::Value, name: &str, n: u64) -> (f64, f64) {
@@ -24,10 +24,7 @@ fn at(summary: &serde_json::Value, name: &str, n: u64) -> (f64, f64) {
 #[test]
 fn soft_focus_holds_on_a_web_with_off_taxonomy_regions() {
     let dir = tmp("length-aware");
-    let web = dir.join("web");
-    run(forager()
-        .args(["gen-web", "--off-taxonomy", "4", "--out"])
-        .arg(&web));
+    let (web, _) = off_taxonomy_web(&dir);
     for task in ["astronomy", "programming", "cooking", "finance"] {
         let out = dir.join(task);
         run(forager()
@@ -67,16 +64,7 @@ fn soft_focus_holds_on_a_web_with_off_taxonomy_regions() {
 #[test]
 fn crawl_uncapped_compares_with_the_default_from_the_command_line() {
     let dir = tmp("length-aware-cli");
-    let web = dir.join("web");
-    run(forager()
-        .args(["gen-web", "--off-taxonomy", "4", "--out"])
-        .arg(&web));
-    let regions: std::collections::HashSet<String> =
-        (std::fs::read_to_string(web.join("off_taxonomy.tsv"))
-            .unwrap()
-            .lines())
-        .filter_map(|l| l.split('\t').next().map(str::to_owned))
-        .collect();
+    let (web, regions) = off_taxonomy_web(&dir);
     let region_fetches = |extra: &[&str], name: &str| {
         let db = dir.join(name);
         run(forager()
@@ -89,7 +77,7 @@ fn crawl_uncapped_compares_with_the_default_from_the_command_line() {
             .arg("sql")
             .arg(&db)
             .arg("SELECT url FROM doc WHERE status = 2"));
-        urls.lines().filter(|u| regions.contains(*u)).count()
+        urls.lines().filter(|u| regions.contains_key(*u)).count()
     };
     let capped = region_fetches(&[], "capped.db");
     let uncapped = region_fetches(&["--uncapped"], "uncapped.db");

@@ -211,17 +211,7 @@ fn not_relevant_from_the_command_line() {
 #[allow(clippy::too_many_lines)] // the control and the check on each task, side by side
 fn off_taxonomy_regions_stay_out_of_the_top_hubs_and_authorities() {
     let dir = tmp("ow-hubs");
-    let web = dir.join("web");
-    run(forager()
-        .args(["gen-web", "--off-taxonomy", "4", "--out"])
-        .arg(&web));
-    let regions: std::collections::HashMap<String, String> =
-        (std::fs::read_to_string(web.join("off_taxonomy.tsv"))
-            .unwrap()
-            .lines())
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(u, r)| (u.to_owned(), r.to_owned()))
-        .collect();
+    let (web, regions) = common::off_taxonomy_web(&dir);
     assert_eq!(regions.len(), 4 * 10 * 40, "four regions of ten sites");
     let labels = std::fs::read_to_string(web.join("labels.tsv")).unwrap();
     assert!(

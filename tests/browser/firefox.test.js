@@ -33,22 +33,15 @@ import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/pr
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import puppeteer from 'puppeteer-core';
 import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
 import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
+import { EXTENSION, FORAGER, OUT, TARBALL, TARGET } from './helpers/paths.js';
 import { hostPids } from './helpers/procs.js';
 
 const run = promisify(execFile);
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const REPO = path.resolve(HERE, '..', '..');
-const TARGET = path.join(REPO, 'target');
-const EXTENSION = path.join(REPO, 'extension');
-const OUT = path.join(HERE, 'out');
-const TARBALL = path.resolve(REPO, '..', 'shared', 'miniweb', 'foldoc.tar.gz');
-const FORAGER = process.env.FORAGER_BIN || path.join(TARGET, 'release', 'forager');
 const FIREFOX = process.env.FIREFOX_PATH || '/usr/bin/firefox-esr';
 const TOPIC = '/Computing/Networking';
 /** The extension's moz-extension:// host, pinned for the test profile. */

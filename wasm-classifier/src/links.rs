@@ -90,44 +90,43 @@ pub fn score_links(
     let apprentice = apprentice.filter(|a| a.is_trained());
     let tokens = apprentice.map(|_| LeafTokens::new(classifier.tokenizer(), leaves));
     // Anchors repeat (menus, "next", the same term linked twice): classify each once.
-    let mut anchors: FxHashMap<&str, Classification> = FxHashMap::default();
-    links
-        .iter()
-        .map(|l| {
-            let anchor = (!l.anchor.is_empty()).then(|| {
-                anchors
-                    .entry(l.anchor.as_str())
-                    .or_insert_with(|| classifier.classify(&l.anchor, scratch))
-                    .best_leaf
-                    .clone()
-            });
-            match (apprentice, &tokens) {
-                (Some(a), Some(tokens)) => {
-                    let src = Source {
-                        class: &verdict.best_leaf,
-                        relevance: verdict.relevance,
-                        anchor_class: anchor.as_deref(),
-                    };
-                    let f = tokens.link_features(l.start, l.end, d_max, &src);
-                    LinkScore {
-                        score: a.p_high(&f),
-                        topic: anchor.unwrap_or_else(|| verdict.best_leaf.clone()),
-                        rule: LinkRule::Apprentice,
-                        priority: 0.0,
-                    }
-                }
-                _ => context_score(classifier, &verdict, leaves, l, d_max, scratch),
+    let mut anchors: FxHashMap<&str, String> = FxHashMap::default();
+    let mut out = Vec::with_capacity(links.len());
+    for l in links {
+        let (score, topic, rule) = match (apprentice, &tokens) {
+            (Some(a), Some(tokens)) => {
+                let anchor = (!l.anchor.is_empty()).then(|| {
+                    (anchors.entry(l.anchor.as_str()))
+                        .or_insert_with(|| classifier.classify(&l.anchor, scratch).best_leaf)
+                        .clone()
+                });
+                let src = Source {
+                    class: &verdict.best_leaf,
+                    relevance: verdict.relevance,
+                    anchor_class: anchor.as_deref(),
+                };
+                let f = tokens.link_features(l.start, l.end, d_max, &src);
+                let topic = anchor.unwrap_or_else(|| verdict.best_leaf.clone());
+                (a.p_high(&f), topic, LinkRule::Apprentice)
             }
-        })
-        .zip(links)
-        .map(|(mut s, l)| {
-            s.priority = s.score * if l.boilerplate { TEMPLATE_WEIGHT } else { 1.0 };
-            s
-        })
-        .collect()
+            _ => {
+                let (score, topic) = context_score(classifier, &verdict, leaves, l, d_max, scratch);
+                (score, topic, LinkRule::Context)
+            }
+        };
+        let weight = if l.boilerplate { TEMPLATE_WEIGHT } else { 1.0 };
+        out.push(LinkScore {
+            score,
+            topic,
+            rule,
+            priority: score * weight,
+        });
+    }
+    out
 }
 
-/// R of the words around a link (its anchor and the leaves within `d_max` on either side).
+/// R of the words around a link (its anchor and the leaves within `d_max` on either side), and
+/// their best leaf.
 fn context_score(
     classifier: &Classifier,
     page: &Classification,
@@ -135,27 +134,17 @@ fn context_score(
     l: &LinkSpan,
     d_max: usize,
     scratch: &mut Scratch,
-) -> LinkScore {
+) -> (f64, String) {
     let n = leaves.len();
     let (start, end) = (l.start.min(n), l.end.min(n).max(l.start.min(n)));
     let lo = start.saturating_sub(d_max);
     let hi = (end + d_max).min(n);
     let words = leaves[lo..hi].join(" ");
     if words.trim().is_empty() {
-        return LinkScore {
-            score: page.relevance,
-            topic: page.best_leaf.clone(),
-            rule: LinkRule::Context,
-            priority: 0.0,
-        };
+        return (page.relevance, page.best_leaf.clone());
     }
     let c = classifier.classify(&words, scratch);
-    LinkScore {
-        score: c.relevance,
-        topic: c.best_leaf,
-        rule: LinkRule::Context,
-        priority: 0.0,
-    }
+    (c.relevance, c.best_leaf)
 }
 
 #[cfg(test)]

@@ -131,6 +131,18 @@ pub struct OutLink {
     pub boilerplate: bool,
 }
 
+impl OutLink {
+    /// The link as the link scorer takes it ([`forager_classifier::links::score_links`]).
+    pub fn span(&self) -> forager_classifier::links::LinkSpan {
+        forager_classifier::links::LinkSpan {
+            start: self.leaf_range.0,
+            end: self.leaf_range.1,
+            anchor: self.anchor.clone(),
+            boilerplate: self.boilerplate,
+        }
+    }
+}
+
 /// Everything the crawler takes from one HTML page.
 #[derive(Clone, Debug, Default)]
 pub struct ParsedPage {

@@ -51,10 +51,9 @@ pub struct Strategy {
     /// Soft focus that learns "none of the topics" from the crawl's own pages
     /// ([`crawl::OpenWorldConfig`]) with this method.
     pub open_world: Option<forager_classifier::BackgroundMethod>,
-    /// The classifier's evidence cap, in word occurrences: the default
-    /// ([`forager_classifier::classify::DEFAULT_EVIDENCE_CAP`]), or none (`+uncapped`, the
-    /// closed-world classifier before #13's length-aware posteriors).
-    pub evidence_cap: Option<f64>,
+    /// The classifier counts every word of a page (`+uncapped`: before #13's length-aware
+    /// posteriors, [`forager_classifier::classify::DEFAULT_EVIDENCE_CAP`]).
+    pub uncapped: bool,
 }
 
 /// The strategy called `name`.
@@ -87,7 +86,7 @@ pub fn strategy(name: &str) -> Option<Strategy> {
             let base = name.trim_end_matches("+uncapped");
             return Some(Strategy {
                 name: STRATEGIES.iter().find(|s| **s == name)?,
-                evidence_cap: None,
+                uncapped: true,
                 ..strategy(base)?
             });
         }
@@ -108,7 +107,7 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         distiller,
         offline,
         open_world: None,
-        evidence_cap: Some(forager_classifier::classify::DEFAULT_EVIDENCE_CAP),
+        uncapped: false,
     })
 }
 
@@ -275,7 +274,7 @@ pub async fn crawl_strategy(
             }),
             ..base.clone()
         };
-        crawl_fresh(model, seeds, &collect, unguided, s.evidence_cap, |_| {}).await?;
+        crawl_fresh(model, seeds, &collect, unguided, s.uncapped, |_| {}).await?;
         Some(Store::open(&collect)?.trained_apprentice()?)
     } else {
         None
@@ -289,18 +288,18 @@ pub async fn crawl_strategy(
         }),
         ..base
     };
-    let fetched = crawl_fresh(model, seeds, db, config, s.evidence_cap, on_progress).await?;
+    let fetched = crawl_fresh(model, seeds, db, config, s.uncapped, on_progress).await?;
     Ok((fetched, t.elapsed().as_secs_f64()))
 }
 
-/// Crawls from `seeds` into a fresh `db` (the classifier's evidence capped at `evidence_cap`);
+/// Crawls from `seeds` into a fresh `db` (with the classifier counting every word if `uncapped`);
 /// returns (url, R) in fetch order.
 async fn crawl_fresh(
     model: &mut Model,
     seeds: &[String],
     db: &Path,
     config: CrawlConfig,
-    evidence_cap: Option<f64>,
+    uncapped: bool,
     on_progress: impl FnMut(&crawl::Progress),
 ) -> anyhow::Result<Vec<(String, f64)>> {
     for ext in ["", "-wal", "-shm"] {
@@ -314,13 +313,14 @@ async fn crawl_fresh(
         ..Default::default()
     };
     crawl::prepare(&mut store, model, &start)?;
+    let classifier = if uncapped {
+        model.uncapped_classifier()
+    } else {
+        model.classifier()
+    };
     crawl::run(
         store,
-        Arc::new(
-            (*model.classifier())
-                .clone()
-                .with_evidence_cap(evidence_cap),
-        ),
+        classifier,
         config,
         std::future::pending(),
         on_progress,

@@ -10,7 +10,7 @@ use crate::miniweb::{MiniWeb, Task};
 use forager_classifier::apprentice::{Apprentice, LeafTokens, DEFAULT_D_MAX};
 use forager_classifier::links::{link_features, score_links, LinkSpan, TEMPLATE_WEIGHT};
 use forager_classifier::{Model, Scratch};
-use forager_core::parse::parse_page;
+use forager_core::parse::{parse_page, OutLink};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -202,14 +202,7 @@ fn read(
 )> {
     let html = web.read_page(url).ok()?;
     let page = parse_page(&html, &url::Url::parse(url).ok()?);
-    let spans = (page.links.iter())
-        .map(|l| LinkSpan {
-            start: l.leaf_range.0,
-            end: l.leaf_range.1,
-            anchor: l.anchor.clone(),
-            boilerplate: l.boilerplate,
-        })
-        .collect();
+    let spans = page.links.iter().map(OutLink::span).collect();
     let verdict = classifier.classify(&page.text.text, scratch);
     Some((page, spans, verdict))
 }

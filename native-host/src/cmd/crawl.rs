@@ -164,7 +164,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
     }
     let apprentice = apprentice_of(&a)?;
     let classifier = if a.uncapped {
-        std::sync::Arc::new((*model.classifier()).clone().with_evidence_cap(None))
+        model.uncapped_classifier()
     } else {
         model.classifier()
     };

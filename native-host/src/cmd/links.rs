@@ -4,7 +4,7 @@
 
 use crate::read_model;
 use anyhow::{Context, Result};
-use forager::parse::parse_page;
+use forager::parse::{parse_page, OutLink};
 use forager::store::ReadOnly;
 use forager_classifier::apprentice::{Apprentice, DEFAULT_D_MAX};
 use forager_classifier::links::{score_links, LinkSpan};
@@ -53,14 +53,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let html = forager::fetch::decode_html(&bytes, None);
     let base = url::Url::parse(&args.url).context("--url")?;
     let page = parse_page(&html, &base);
-    let spans: Vec<LinkSpan> = (page.links.iter())
-        .map(|l| LinkSpan {
-            start: l.leaf_range.0,
-            end: l.leaf_range.1,
-            anchor: l.anchor.clone(),
-            boilerplate: l.boilerplate,
-        })
-        .collect();
+    let spans: Vec<LinkSpan> = page.links.iter().map(OutLink::span).collect();
     let mut scratch = Scratch::new();
     let scores = score_links(
         &classifier,

@@ -36,6 +36,9 @@ impl Session {
                     .filter(|(c, _)| tax.is_ancestor_or_self(s.topic, *c))
                 {
                     let room = EVIDENCE.saturating_sub(examples.len());
+                    if room == 0 {
+                        break;
+                    }
                     for (url, title) in
                         ro.read()
                             .linked_examples(widen::RELEVANT, i64::from(*c), room)?

@@ -43,3 +43,21 @@ pub fn trained_web(dir: &std::path::Path) -> (PathBuf, PathBuf) {
         .arg(&model));
     (web, model)
 }
+
+/// The generated web with four off-taxonomy regions, written under `dir`: its folder, and the
+/// URL → region of every region page (`off_taxonomy.tsv`).
+pub fn off_taxonomy_web(
+    dir: &std::path::Path,
+) -> (PathBuf, std::collections::HashMap<String, String>) {
+    let web = dir.join("web");
+    run(forager()
+        .args(["gen-web", "--off-taxonomy", "4", "--out"])
+        .arg(&web));
+    let regions = (std::fs::read_to_string(web.join("off_taxonomy.tsv"))
+        .unwrap()
+        .lines())
+    .filter_map(|l| l.split_once('\t'))
+    .map(|(u, r)| (u.to_owned(), r.to_owned()))
+    .collect();
+    (web, regions)
+}

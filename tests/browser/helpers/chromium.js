@@ -1,8 +1,8 @@
 // @ts-check
 /**
  * What the Chromium suites share: the extension's id, headless Chromium with the extension
- * loaded and FOLDOC behind the proxy, its service worker, code run in it, the user's toolbar
- * click, and extension pages opened as tabs.
+ * loaded and a mini-web behind the proxy, its service worker, code run in it, the user's toolbar
+ * click, extension pages opened as tabs, and a whole session with the host for a suite.
  *
  * @module chromium
  */
@@ -10,10 +10,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
+import { startServeWeb, waitFor } from './harness.js';
+import { hostPids } from './procs.js';
 
 const run = promisify(execFile);
 
@@ -139,4 +143,74 @@ export async function openExtensionPage(ctx, extId, file, viewport, pageErrors) 
       `\npage errors:\n${pageErrors.join('\n')}`);
   }
   return page;
+}
+
+/**
+ * A Chromium session with the extension and the real native host, for a suite of its own.
+ * @typedef {{tmp: string, home: string, extId: string, proxy: string,
+ *   server: import('node:child_process').ChildProcess, ctx: BrowserContext, worker: Worker,
+ *   forager: (args: string[]) => Promise<{stdout: string, stderr: string}>}} HostSession
+ */
+
+/**
+ * Starts a fresh profile with the host installed, the mini-web `web` behind the proxy and the
+ * model trained on it; `prepare(forager, tmp)` runs first (to write the web, say). Resolves once
+ * the worker has the host's model.
+ * @param {{bin: string, chromium: string, extension: string, name: string, web: string | ((tmp: string) => string),
+ *   prepare?: (forager: HostSession['forager'], tmp: string) => Promise<unknown>}} o
+ * @returns {Promise<HostSession>}
+ */
+export async function startHostSession(o) {
+  assert.ok(existsSync(o.bin), `the native CLI is missing (${o.bin})`);
+  assert.ok(existsSync(o.chromium), `Chromium not found at ${o.chromium}`);
+  const tmp = await mkdtemp(path.join(os.tmpdir(), `forager-${o.name}-`));
+  const profile = path.join(tmp, 'profile');
+  const home = path.join(profile, 'forager');
+  await mkdir(home, { recursive: true });
+  const forager = cli(o.bin, home);
+  await o.prepare?.(forager, tmp);
+  const web = typeof o.web === 'string' ? o.web : o.web(tmp);
+  await forager(['train', '--web', web, '--out', path.join(home, 'model.fgm')]);
+  await forager(['install', '--browser', 'chromium', '--user-data-dir', profile]);
+  const extId = await extensionId(o.extension);
+  const { child, port } = await startServeWeb(o.bin, web);
+  const proxy = `http://127.0.0.1:${port}`;
+  const ctx = await launch({ chromium: o.chromium, extension: o.extension, profile, home, proxy });
+  const worker = await extensionWorker(ctx, extId);
+  const s = { tmp, home, extId, proxy, server: child, ctx, worker, forager };
+  await waitFor('the host and its model', async () => {
+    const st = await workerState(s);
+    return st.host.connected && st.model.source === 'host' ? st : new Error(JSON.stringify(st.host));
+  }, 30_000);
+  return s;
+}
+
+/**
+ * Closes the browser, the proxy and any host left, and removes the session's files.
+ * @param {HostSession | null} s
+ */
+export async function stopHostSession(s) {
+  if (!s) return;
+  await s.ctx.close().catch(() => {});
+  if (s.server.exitCode === null) s.server.kill('SIGTERM');
+  for (const pid of hostPids(s.home)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  await rm(s.tmp, { recursive: true, force: true }).catch(() => {});
+}
+
+/**
+ * A request to the service worker, as the extension's pages send it.
+ * @param {{worker: Worker}} s
+ * @param {any} msg
+ */
+export function handle(s, msg) {
+  return inWorker(s.worker, (m) => /** @type {any} */ (globalThis).forager.handle(m), msg);
+}
+
+/**
+ * The worker's state (`get_state`).
+ * @param {{worker: Worker}} s
+ * @returns {Promise<any>}
+ */
+export function workerState(s) {
+  return inWorker(s.worker, () => /** @type {any} */ (globalThis).forager.getState());
 }
