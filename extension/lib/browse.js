@@ -78,14 +78,15 @@ export async function shouldClassify(tab, settings) {
  */
 export async function showBadge(tabId, c) {
   if (!c) {
-    await chrome.action.setBadgeText({ tabId, text: '' });
     await chrome.action.setTitle({ tabId, title: 'Forager' });
+    await chrome.action.setBadgeText({ tabId, text: '' });
     return;
   }
   const pct = Math.round(c.relevance * 100);
-  await chrome.action.setBadgeText({ tabId, text: String(pct) });
-  await chrome.action.setBadgeBackgroundColor({ tabId, color: pct >= 50 ? '#2b8a3e' : '#868e96' });
+  // Tooltip and colour first, the figure last: whoever sees the figure sees its tooltip.
   await chrome.action.setTitle({ tabId, title: c.none
     ? `Forager: ${pct}% relevant; about none of your topics (nearest ${c.best_leaf})`
     : `Forager: ${pct}% relevant; best topic ${c.best_leaf}` });
+  await chrome.action.setBadgeBackgroundColor({ tabId, color: pct >= 50 ? '#2b8a3e' : '#868e96' });
+  await chrome.action.setBadgeText({ tabId, text: String(pct) });
 }

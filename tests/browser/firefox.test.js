@@ -149,6 +149,17 @@ async function numAttr(page, selector, attr) {
   return page.evaluate((s, a) => Number(document.querySelector(s)?.getAttribute(a) ?? NaN), selector, attr);
 }
 
+/**
+ * The id of the newest tab showing `url` (an older tab on the same page must not be taken for it).
+ * @param {Page} page an extension page
+ * @param {string} url
+ */
+async function tabIdOf(page, url) {
+  return waitFor(`the tab of ${url}`, () => page.evaluate(async (u) => (await chrome.tabs.query({}))
+    .filter((t) => t.url === u).reduce((/** @type {number | undefined} */ m, t) =>
+      (m === undefined || (t.id ?? -1) > m ? t.id : m), undefined), url), 10_000);
+}
+
 /** Starts `forager serve-web FOLDOC --port 0`: Firefox's proxy. */
 async function startProxy() {
   const { child, port } = await startServeWeb(FORAGER, S.web);
@@ -276,8 +287,7 @@ test('(b) Firefox: classifying a tab in WASM gives the native best path; the sid
   const tab = await S.browser.newPage();
   await tab.goto(S.page.url, { waitUntil: 'load' });
   const popup = S.popup;
-  const tabId = await waitFor('the tab id', () => popup.evaluate(async (u) =>
-    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, S.page?.url), 10_000);
+  const tabId = await tabIdOf(popup, S.page.url);
   const view = await inBackground(popup, 'classifyTab', [tabId]);
   const native = S.page.native;
   assert.equal(view.best_leaf, native.best_leaf, 'best leaf: Firefox WASM vs native CLI');
@@ -336,37 +346,40 @@ test('(x) Firefox: classifying as you browse, the badge follows the native class
   assert.ok(native.some((n) => n.relevance >= 0.5) && native.some((n) => n.relevance < 0.5),
     `pages on and off the good topic: ${native.map((n) => n.relevance)}`);
   const tab = await S.browser.newPage();
-  /** @param {string} url */
-  const tabIdOf = (url) => waitFor('the tab id', () => popup.evaluate(async (u) =>
-    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, url), 10_000);
-  /** @param {number} id */
-  const badge = (id) => popup.evaluate(async (i) =>
-    ({ text: await chrome.action.getBadgeText({ tabId: i }), title: await chrome.action.getTitle({ tabId: i }) }), id);
-  for (const [i, p] of pages.entries()) {
-    await tab.goto(p.url, { waitUntil: 'load' });
-    const id = await tabIdOf(p.url);
-    const want = String(Math.round(native[i].relevance * 100));
-    const shown = await waitFor(`the badge of ${p.url} (${want})`, async () => {
-      const b = await badge(id);
-      return b.text === want ? b : new Error(JSON.stringify(b));
-    }, 15_000);
-    assert.ok(shown.title.includes(native[i].best_leaf), `tooltip ${shown.title} names ${native[i].best_leaf}`);
+  try {
+    /** @param {number} id */
+    const badge = (id) => popup.evaluate(async (i) =>
+      ({ text: await chrome.action.getBadgeText({ tabId: i }), title: await chrome.action.getTitle({ tabId: i }) }), id);
+    for (const [i, p] of pages.entries()) {
+      await tab.goto(p.url, { waitUntil: 'load' });
+      const id = await tabIdOf(popup, p.url);
+      const want = String(Math.round(native[i].relevance * 100));
+      // The figure and its tooltip (the tooltip names the native best leaf).
+      await waitFor(`the badge of ${p.url} (${want}, ${native[i].best_leaf})`, async () => {
+        const b = await badge(id);
+        return b.text === want && b.title.includes(native[i].best_leaf) ? b : new Error(JSON.stringify(b));
+      }, 15_000);
+    }
+    // The sidebar offers the last page's one-click actions, and "not on this site".
+    await panel.waitForFunction((u) => document.getElementById('page-title')?.getAttribute('title') === u, {},
+      pages[pages.length - 1].url);
+    await panel.click('#browse-off-site');
+    const last = new URL(pages[pages.length - 1].url);
+    await waitFor('the site turned off', () => inBackground(popup, 'getState')
+      .then((s) => s.browse.offSites.includes(last.origin)), 10_000);
+    const sibling = (await readdir(path.join(S.web, 'sites', last.host)))
+      .filter((f) => f.endsWith('.html') && `/${f}` !== last.pathname)[0];
+    const other = `${last.origin}/${sibling}`;
+    await tab.goto(other, { waitUntil: 'load' });
+    const id = await tabIdOf(popup, other);
+    await waitFor('no badge on a site turned off', async () => (await badge(id)).text === '', 10_000);
+    await panel.click('#browse-on');
+  } finally {
+    // A failure here leaves no tab behind to be found by the next test's URL lookup, nor
+    // classification on.
+    await tab.close().catch(() => {});
+    await inBackground(popup, 'handle', [{ type: 'set_browse', on: false }]).catch(() => {});
   }
-  // The sidebar offers the last page's one-click actions, and "not on this site".
-  await panel.waitForFunction((u) => document.getElementById('page-title')?.getAttribute('title') === u, {},
-    pages[pages.length - 1].url);
-  await panel.click('#browse-off-site');
-  const last = new URL(pages[pages.length - 1].url);
-  await waitFor('the site turned off', () => inBackground(popup, 'getState')
-    .then((s) => s.browse.offSites.includes(last.origin)), 10_000);
-  const sibling = (await readdir(path.join(S.web, 'sites', last.host)))
-    .filter((f) => f.endsWith('.html') && `/${f}` !== last.pathname)[0];
-  const other = `${last.origin}/${sibling}`;
-  await tab.goto(other, { waitUntil: 'load' });
-  const id = await tabIdOf(other);
-  await waitFor('no badge on a site turned off', async () => (await badge(id)).text === '', 10_000);
-  await panel.click('#browse-on');
-  await tab.close();
 });
 
 test('(e) Firefox: a crawl from the popup shows counters, plot dots and hubs in the sidebar page, then stops', async () => {
@@ -409,41 +422,44 @@ test('(x2) Firefox: highlighting the promising links of a page marks them and re
   assert.ok(S.browser && S.popup && S.page);
   const popup = S.popup;
   const tab = await S.browser.newPage();
-  await tab.goto(S.page.url, { waitUntil: 'load' });
-  const tabId = await waitFor('the tab id', () => popup.evaluate(async (u) =>
-    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, S.page?.url), 10_000);
-  const before = await tab.evaluate(() => document.body.outerHTML);
-  const h = await inBackground(popup, 'handle', [{ type: 'highlight_links', tabId }]);
-  assert.equal(h.rule, 'apprentice', 'the crawl of (e) trained the apprentice');
-  assert.ok(h.marked >= 1 && h.marked <= 5, `marked ${h.marked}`);
-  assert.equal(await tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), h.marked);
-  await inBackground(popup, 'handle', [{ type: 'clear_highlights', tabId }]);
-  assert.equal(await tab.evaluate(() => document.body.outerHTML), before, 'the page is as it was');
+  try {
+    await tab.goto(S.page.url, { waitUntil: 'load' });
+    const tabId = await tabIdOf(popup, S.page.url);
+    const before = await tab.evaluate(() => document.body.outerHTML);
+    const h = await inBackground(popup, 'handle', [{ type: 'highlight_links', tabId }]);
+    assert.equal(h.rule, 'apprentice', 'the crawl of (e) trained the apprentice');
+    assert.ok(h.marked >= 1 && h.marked <= 5, `marked ${h.marked}`);
+    assert.equal(await tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), h.marked);
+    await inBackground(popup, 'handle', [{ type: 'clear_highlights', tabId }]);
+    assert.equal(await tab.evaluate(() => document.body.outerHTML), before, 'the page is as it was');
 
-  // "On every page of this site", from the sidebar page: the site's next page is highlighted as
-  // it loads, another site's is not.
-  assert.ok(S.panel);
-  const panel = S.panel;
-  await inBackground(popup, 'handle', [{ type: 'highlight_links', tabId }]);
-  await panel.waitForSelector('#highlight-site', { visible: true });
-  await panel.click('#highlight-site');
-  const site = new URL(S.page.url);
-  await waitFor('the site opted in', () => inBackground(popup, 'getState')
-    .then((st) => st.highlightSites.includes(site.origin)), 10_000);
-  const files = (await readdir(path.join(S.web, 'sites', site.host))).filter((f) => f.endsWith('.html'));
-  const next = `${site.origin}/${files.find((f) => `/${f}` !== site.pathname)}`;
-  await tab.goto(next, { waitUntil: 'load' });
-  await waitFor(`marks on ${next} as it loads`, () =>
-    tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length > 0), 15_000);
-  const elsewhere = (await labelledNonExamples(S.web, '/Computing/Languages'))
-    .find((p) => new URL(p.url).host !== site.host);
-  assert.ok(elsewhere);
-  await tab.goto(elsewhere.url, { waitUntil: 'load' });
-  await new Promise((r) => setTimeout(r, 1500));
-  assert.equal(await tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), 0,
-    'another site is not highlighted');
-  await inBackground(popup, 'handle', [{ type: 'set_highlight_site', origin: site.origin, on: false }]);
-  await tab.close();
+    // "On every page of this site", from the sidebar page: the site's next page is highlighted as
+    // it loads, another site's is not.
+    assert.ok(S.panel);
+    const panel = S.panel;
+    await inBackground(popup, 'handle', [{ type: 'highlight_links', tabId }]);
+    await panel.waitForSelector('#highlight-site', { visible: true });
+    await panel.click('#highlight-site');
+    const site = new URL(S.page.url);
+    await waitFor('the site opted in', () => inBackground(popup, 'getState')
+      .then((st) => st.highlightSites.includes(site.origin)), 10_000);
+    const files = (await readdir(path.join(S.web, 'sites', site.host))).filter((f) => f.endsWith('.html'));
+    const next = `${site.origin}/${files.find((f) => `/${f}` !== site.pathname)}`;
+    await tab.goto(next, { waitUntil: 'load' });
+    await waitFor(`marks on ${next} as it loads`, () =>
+      tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length > 0), 15_000);
+    const elsewhere = (await labelledNonExamples(S.web, '/Computing/Languages'))
+      .find((p) => new URL(p.url).host !== site.host);
+    assert.ok(elsewhere);
+    await tab.goto(elsewhere.url, { waitUntil: 'load' });
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(await tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), 0,
+      'another site is not highlighted');
+    await inBackground(popup, 'handle', [{ type: 'set_highlight_site', origin: site.origin, on: false }]);
+  } finally {
+    // A failure here leaves no tab behind to be found by the next test's URL lookup.
+    await tab.close().catch(() => {});
+  }
 });
 
 test('(p) Firefox: the popup\'s "Open side panel" opens Firefox\'s sidebar', async () => {
