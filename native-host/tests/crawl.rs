@@ -424,8 +424,8 @@ fn template_links_wait_behind_links_in_the_text() {
     }
 }
 
-/// `crawl --deterministic` fetches one page at a time whatever `--concurrency` says, so two
-/// runs fetch the same pages in the same order.
+/// `crawl --deterministic` records each wave of fetches in checkout order, whatever order they
+/// end in with 8 in flight, so two runs fetch the same pages in the same order.
 #[test]
 fn deterministic_crawls_repeat_exactly() {
     let dir = tmp("repeat");

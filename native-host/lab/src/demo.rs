@@ -152,6 +152,7 @@ async fn crawl_all(
         warmup: opts.pages / 5,
         references: false,
         concurrency: 1,
+        deterministic: false,
     };
     let bars = indicatif::MultiProgress::new();
     let style =

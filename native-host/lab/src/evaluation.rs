@@ -130,9 +130,12 @@ pub struct BenchConfig {
     pub warmup: u64,
     /// Also simulate the reference crawls on the web's link graph ([`crate::reference`]).
     pub references: bool,
-    /// Fetches in flight per crawl: as users run `forager crawl` by default (16), or 1 for the
-    /// reproducible order that debugging and before/after comparisons need.
+    /// Fetches in flight per crawl: as users run `forager crawl` by default (16).
     pub concurrency: usize,
+    /// The same crawl in lockstep waves recorded in checkout order
+    /// ([`CrawlConfig::deterministic`]): the reproducible order that debugging and before/after
+    /// comparisons need.
+    pub deterministic: bool,
 }
 
 /// Measures after the first `n` fetches.
@@ -230,7 +233,7 @@ async fn crawl_once(
 }
 
 /// Runs one crawl of `strategy` from `seeds` into a fresh `db` with `concurrency` fetches at a
-/// time (1 is reproducible); returns (url, R) in fetch order and the seconds it took (for the
+/// time (reproducible when `cfg.deterministic`); returns (url, R) in fetch order and the seconds it took (for the
 /// offline apprentice, the training crawl's included).
 pub async fn crawl_strategy(
     s: Strategy,
@@ -246,7 +249,7 @@ pub async fn crawl_strategy(
         mode: s.mode,
         max_pages: Some(cfg.pages),
         concurrency: concurrency.max(1),
-        deterministic: concurrency <= 1,
+        deterministic: cfg.deterministic,
         progress_every: Duration::from_millis(100),
         delay: Duration::ZERO,
         fetch: forager_core::fetch::FetchConfig {

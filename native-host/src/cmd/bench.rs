@@ -46,9 +46,10 @@ pub(crate) struct Args {
     /// crawl as users run it).
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
-    /// One fetch at a time, in a reproducible order (a debugging aid, and the way to compare
-    /// fetch orders before and after a change).
-    #[arg(long, conflicts_with = "concurrency")]
+    /// The same crawl in lockstep: waves of what the concurrent crawl acts on before it sees
+    /// their outcomes (4 × concurrency), each recorded in checkout order before the next. A reproducible order (a
+    /// debugging aid, and the way to compare fetch orders before and after a change).
+    #[arg(long)]
     deterministic: bool,
 }
 
@@ -68,11 +69,14 @@ pub(crate) fn run(args: Args) -> Result<()> {
         concurrency,
         deterministic,
     } = args;
-    let concurrency = if deterministic { 1 } else { concurrency.max(1) };
+    let concurrency = concurrency.max(1);
     eprintln!(
         "crawls: {}",
-        if concurrency == 1 {
-            "deterministic (one fetch at a time)".to_owned()
+        if deterministic {
+            format!(
+                "deterministic (waves of {} fetches, recorded in checkout order)",
+                4 * concurrency
+            )
         } else {
             format!("concurrent ({concurrency} fetches in flight), as users run them")
         }
@@ -104,6 +108,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
             warmup: apprentice_warmup,
             references: !no_references,
             concurrency,
+            deterministic,
         };
         let results = forager::evaluation::run(&web, &task, &list, &mut model, &cfg).await?;
         server.shutdown().await;

@@ -108,7 +108,8 @@ pub(crate) struct Args {
     /// Seconds allowed for one request, body included.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
-    /// Reproducible order: one fetch at a time, each recorded before the next checkout.
+    /// Reproducible order: lockstep waves of 4 × --concurrency fetches, each recorded in
+    /// checkout order before the next is checked out.
     #[arg(long)]
     deterministic: bool,
     /// Put the URLs that failed back in the frontier, tries reset (after fixing a proxy, say).

@@ -57,6 +57,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
                 warmup: forager::crawl::DEFAULT_APPRENTICE_WARMUP,
                 references: false,
                 concurrency: args.concurrency,
+                deterministic: false,
             };
             let db = args.out.join(format!("{name}.db"));
             let (fetched, _) = forager::evaluation::crawl_strategy(

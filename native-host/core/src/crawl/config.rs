@@ -174,8 +174,11 @@ pub struct CrawlConfig {
     pub query: Arc<Query>,
     /// SharkSearch parameters.
     pub shark: SharkParams,
-    /// Reproducible order: one fetch at a time (overriding `concurrency`), every result
-    /// recorded before the next checkout, distillation inline. For benchmarks and tests.
+    /// Reproducible order: the crawl in lockstep waves (4 × `concurrency` checked out at once:
+    /// what the concurrent crawl acts on before it sees their outcomes), each wave recorded in
+    /// checkout order before the next checkout,
+    /// distillation inline. The same schedule as the concurrent crawl, without its timing: for
+    /// benchmarks, tests and debugging.
     pub deterministic: bool,
     /// How often the progress callback is called.
     pub progress_every: Duration,

@@ -45,6 +45,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     /// R(d) of every page fetched in this run, in order, for the monitor's alarms.
     history: Vec<f64>,
     pending: Vec<Outcome>,
+    /// Deterministic crawls: the row ids of the wave in flight, in checkout order (the order
+    /// its outcomes are recorded in, whenever they arrive).
+    wave: std::collections::HashMap<i64, usize>,
     last_flush: Instant,
     last_report: Instant,
     reason: Option<StopReason>,
@@ -61,10 +64,6 @@ impl<S: CrawlDb> Watchdog<S> {
         classifier: Arc<Classifier>,
         mut config: CrawlConfig,
     ) -> Result<Watchdog<S>, CrawlError> {
-        if config.deterministic {
-            // A reproducible order needs one fetch at a time, whatever concurrency was asked.
-            config.concurrency = 1;
-        }
         // The crawl's own seeds may be on local or private addresses; links from them may not.
         for u in store.seed_urls()? {
             if let Ok(u) = url::Url::parse(&u) {
@@ -134,6 +133,7 @@ impl<S: CrawlDb> Watchdog<S> {
             recent: VecDeque::new(),
             history: Vec::new(),
             pending: Vec::new(),
+            wave: std::collections::HashMap::new(),
             last_flush: Instant::now(),
             last_report: Instant::now(),
             reason: None,
@@ -207,9 +207,17 @@ impl<S: CrawlDb> Watchdog<S> {
             (m.saturating_sub(self.progress.fetched) as usize)
                 .saturating_sub(in_flight + self.pending.len())
         });
-        // Checked out ahead of the workers: twice their number, or exactly one at a time
-        // when the order must be reproducible.
-        let ahead = if config.deterministic { 1 } else { 2 };
+        // Checked out ahead of the workers: twice their number. A deterministic crawl checks out
+        // one wave, and the next only when this one is recorded. A wave is what the concurrent
+        // crawl acts on before it sees their outcomes: its look-ahead (2 × concurrency) plus
+        // what it gathers between two flushes (about as many again at its usual pace).
+        // (Work parked for a failing host's backoff does not hold the wave: it is fetched
+        // whenever the host may be tried again, as in the concurrent crawl.)
+        let wave_open = in_flight > 0 || !self.pending.is_empty();
+        if config.deterministic && wave_open {
+            return Ok(());
+        }
+        let ahead = if config.deterministic { 4 } else { 2 };
         let room = (config.concurrency * ahead).saturating_sub(in_flight);
         let n = budget.min(room).min(64);
         let hold = self.workers.crawler_waiting() || self.workers.parked() >= MAX_PARKED;
@@ -228,6 +236,9 @@ impl<S: CrawlDb> Watchdog<S> {
         let fresh = blocking(&mut self.store, move |s| s.checkout(m)).await?;
         self.frontier_dry = fresh.is_empty() && work.is_empty();
         work.extend(fresh);
+        if config.deterministic {
+            self.wave = work.iter().enumerate().map(|(i, w)| (w.oid, i)).collect();
+        }
         for w in work {
             self.workers.dispatch(w);
         }
@@ -267,13 +278,22 @@ impl<S: CrawlDb> Watchdog<S> {
     /// Records the pending outcomes when enough have gathered, then lets the apprentice,
     /// the judge, the background and the distiller catch up with them.
     pub(super) async fn flush(&mut self) -> Result<(), CrawlError> {
-        let due = self.pending.len() >= 64
-            || self.in_flight == 0
-            || self.last_flush.elapsed() > Duration::from_millis(200);
+        let due = if self.config.deterministic {
+            // A whole wave, in checkout order: the same record whatever order fetches end in.
+            self.in_flight == 0
+        } else {
+            self.pending.len() >= 64
+                || self.in_flight == 0
+                || self.last_flush.elapsed() > Duration::from_millis(200)
+        };
         if self.pending.is_empty() || !due {
             return Ok(());
         }
-        let batch = std::mem::take(&mut self.pending);
+        let mut batch = std::mem::take(&mut self.pending);
+        if self.config.deterministic {
+            let wave = std::mem::take(&mut self.wave);
+            batch.sort_by_key(|o| wave.get(&o.oid).copied().unwrap_or(usize::MAX));
+        }
         self.count(&batch);
         let rec = blocking(&mut self.store, move |s| s.record(&batch)).await?;
         let fetched = rec.fetched.len() as u64;
