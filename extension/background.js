@@ -34,6 +34,7 @@ import { addExamples, applyEdit, finishBatch, importFolders, offlineEditCount, r
 
 const MENU_ID = 'forager-classify';
 const HIGHLIGHT_MENU_ID = 'forager-highlight';
+const NOT_RELEVANT_MENU_ID = 'forager-not-relevant';
 const CRAWL_OPTIONS_KEY = 'crawlOptions';
 const LAST_KEY = 'lastClassification';
 /** stop_crawl waits for the crawl to wind down. */
@@ -122,7 +123,7 @@ export async function classifyTab(tabId) {
 async function classifyText(url, title, text) {
   const model = await models.get();
   const t0 = performance.now();
-  const c = model.classify(text);
+  const c = model.classifyPage(url, text);
   const ms = performance.now() - t0;
   /** @type {Classification} */
   const view = { url, title, best_leaf: c.best_leaf, best_leaf_id: c.best_leaf_id, path: c.path,
@@ -133,6 +134,20 @@ async function classifyText(url, title, text) {
   chrome.storage.session.set({ [LAST_KEY]: last }).catch((e) => console.warn('forager: session storage:', e));
   broadcast({ type: 'classified', classification: view });
   return view;
+}
+
+/**
+ * "Not relevant to my topics" on a tab's page: its text becomes an example of the background
+ * ("none of your topics"), then the page is classified again so the side panel shows the effect.
+ * @param {number} tabId
+ */
+async function markTabNotRelevant(tabId) {
+  const page = await tabText(tabId);
+  const r = await applyEdit({ type: 'mark_not_relevant', url: page.url,
+    text: page.text.slice(0, MAX_EXAMPLE_CHARS) }, { port, models });
+  await afterModelChange();
+  await classifyText(page.url, page.title, page.text);
+  return r;
 }
 
 /**
@@ -370,6 +385,15 @@ export async function handle(msg) {
       await afterModelChange();
       return r;
     }
+    case 'mark_url_not_relevant': {
+      // A page of the crawl (a hub, an authority): the host takes its stored text. Undo too.
+      requireHost();
+      const r = await port.request('mark_not_relevant', { url: msg.url, ...(msg.undo ? { undo: true } : {}) });
+      await models.refreshFromHost(port);
+      await afterModelChange();
+      return r;
+    }
+    case 'mark_tab_not_relevant': return markTabNotRelevant(msg.tabId ?? await activeTabId());
     case 'add_tab_example': {
       const page = await tabText(msg.tabId ?? await activeTabId());
       const r = await applyEdit({ type: 'add_example', topic: msg.topic, url: page.url,
@@ -533,6 +557,8 @@ chrome.runtime.onInstalled.addListener(() => {
       () => void chrome.runtime.lastError);
     chrome.contextMenus.create({ id: HIGHLIGHT_MENU_ID, title: 'Highlight promising links', contexts: ['page'] },
       () => void chrome.runtime.lastError);
+    chrome.contextMenus.create({ id: NOT_RELEVANT_MENU_ID, title: 'Not relevant to my topics', contexts: ['page'] },
+      () => void chrome.runtime.lastError);
   });
 });
 
@@ -542,6 +568,14 @@ chrome.contextMenus.onClicked.addListener((info, tab) => {
     highlightTab(tab.id).then(
       () => { if (noticeSource === 'highlight') setNotice(null); },
       (e) => setNotice(`could not highlight links: ${errorText(e)}`, 'highlight'),
+    );
+    return;
+  }
+  if (info.menuItemId === NOT_RELEVANT_MENU_ID && tab?.id !== undefined) {
+    openSidePanel(tab.id);
+    markTabNotRelevant(tab.id).then(
+      () => { if (noticeSource === 'classify') setNotice(null); },
+      (e) => setNotice(`could not mark the page: ${errorText(e)}`, 'classify'),
     );
     return;
   }

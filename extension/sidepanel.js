@@ -61,6 +61,7 @@ function showClassification(c) {
   $('none-detail').textContent = c.none
     ? `(Pr ${fixed(c.background, 3)}; nearest topic ${c.best_leaf})` : '';
   showTopicChoices();
+  showMarkButton();
 }
 
 function showTopicChoices() {
@@ -145,8 +146,39 @@ function showLinks(id, list) {
         ? `${r.queued} link${r.queued === 1 ? '' : 's'} of ${shortUrl(h.url)} queued first`
         : `${shortUrl(h.url)} has no links left to fetch; the crawl goes on from its frontier`;
     }));
-    return el('li', { 'data-url': h.url }, link, el('span', { class: 'score' }, h.score.toFixed(3)), more);
+    const li = el('li', { 'data-url': h.url }, link, el('span', { class: 'score' }, h.score.toFixed(3)), more);
+    li.append(notRelevantButton(li, h.url, title || shortUrl(h.url)));
+    return li;
   }));
+}
+
+/**
+ * The ✕ of a hub or authority: marks the page not relevant (its stored text becomes an example
+ * of "none of your topics"); the row is struck through until the next distillation drops it,
+ * and the same button undoes the mark.
+ * @param {HTMLElement} li
+ * @param {string} url
+ * @param {string} name
+ */
+function notRelevantButton(li, url, name) {
+  const b = el('button', { class: 'not-relevant small-button' });
+  const show = (/** @type {boolean} */ marked) => {
+    li.toggleAttribute('data-marked', marked);
+    b.textContent = marked ? 'undo' : '✕';
+    b.title = marked
+      ? 'Undo: this page is relevant after all'
+      : 'Not relevant: this page is about none of my topics (it leaves the hubs at the next distillation)';
+    b.setAttribute('aria-label', `${marked ? 'undo not relevant' : 'not relevant'}: ${name}`);
+  };
+  show(false);
+  b.addEventListener('click', () => act(b, async () => {
+    const undo = li.hasAttribute('data-marked');
+    await send({ type: 'mark_url_not_relevant', url, undo });
+    show(!undo);
+    $('more-note').textContent = undo ? `${shortUrl(url)}: mark undone`
+      : `${shortUrl(url)} marked not relevant: pages like it get low relevance; it leaves the hubs at the next distillation`;
+  }));
+  return b;
 }
 
 /** @param {State} s */
@@ -185,11 +217,32 @@ button('mark-good').addEventListener('click', () => act(button('mark-good'), asy
   topics = r.topics;
   showTopicChoices();
 }));
+/** Pages marked not relevant from this panel (the classified page's button offers undo). */
+const markedHere = new Set();
+
+/** The classified page's "Not relevant" button, or its undo when this panel marked it. */
+function showMarkButton() {
+  const marked = classification !== null && markedHere.has(classification.url);
+  const b = button('mark-not-relevant');
+  b.textContent = marked ? 'Undo not relevant' : 'Not relevant';
+  b.dataset.marked = String(marked);
+}
+
 button('mark-not-relevant').addEventListener('click', () => act(button('mark-not-relevant'), async () => {
-  const r = await send({ type: 'mark_classified_not_relevant' });
-  topics = r.topics;
+  const url = classification?.url;
+  if (url && markedHere.has(url)) {
+    const r = await send({ type: 'mark_url_not_relevant', url, undo: true });
+    topics = r.topics;
+    markedHere.delete(url);
+    showNotice(null);
+  } else {
+    const r = await send({ type: 'mark_classified_not_relevant' });
+    topics = r.topics;
+    if (url) markedHere.add(url);
+    showNotice(r.offline ? 'marked in the browser copy; the host gets it when it connects' : null);
+  }
   showTopicChoices();
-  showNotice(r.offline ? 'marked in the browser copy; the host gets it when it connects' : null);
+  showMarkButton();
 }));
 button('classify-current').addEventListener('click', () => act(button('classify-current'), async () => {
   showClassification(await send({ type: 'classify_tab' }));

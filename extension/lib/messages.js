@@ -57,6 +57,8 @@
  *   | TopicEdit
  *   | {type: 'add_classified_example', topic: number}
  *   | {type: 'mark_classified_not_relevant'}
+ *   | {type: 'mark_url_not_relevant', url: string, undo?: boolean}
+ *   | {type: 'mark_tab_not_relevant', tabId?: number}
  *   | {type: 'add_tab_example', topic: number, tabId?: number}
  *   | {type: 'highlight_links', tabId?: number}
  *   | {type: 'clear_highlights', tabId?: number}

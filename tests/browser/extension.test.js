@@ -32,7 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
+import { ensureFoldoc, labelledNonExamples, tasks, unlabelledPages } from './helpers/foldoc.js';
 import { NativeProcess, encodeFrame, lengthPrefixed } from './helpers/native-host.js';
 import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
 import { cli, clickToolbarButton as clickToolbar, extensionId, extensionWorker as workerOf, inWorker as inWorkerOf,
@@ -498,6 +498,66 @@ test('(f2) "crawl more from here" on a hub puts its links first, with the rememb
   await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
   await S.popup.click('#stop-crawl');
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+});
+
+test('(z) "not relevant" on a hub in the side panel: the resumed crawl\'s next distillation drops it; undo', async () => {
+  assert.ok(S.popup && S.panel);
+  const panel = S.panel;
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  await panel.waitForSelector('#hubs li:first-child .not-relevant', { timeout: 10_000 });
+  const hub = /** @type {string} */ (await panel.getAttribute('#hubs li:first-child', 'data-url'));
+  await panel.click('#hubs li:first-child .not-relevant');
+  await panel.waitForSelector('#hubs li:first-child[data-marked] .not-relevant', { timeout: 10_000 });
+  assert.equal((await panel.textContent('#hubs li:first-child .not-relevant'))?.trim(), 'undo');
+  assert.match(await panel.textContent('#more-note') ?? '', /marked not relevant/);
+  await (await panel.$('#distiller'))?.screenshot({ path: path.join(OUT, 'hub-marked-not-relevant.png') });
+  // The crawl resumes (its pages judged again with the mark), and distils every 200 pages; the
+  // panel's list changes only with a distillation's hubs.
+  await S.popup.waitForSelector('#start-crawl:not([disabled])', { timeout: 10_000 });
+  await S.popup.click('#start-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="running"]', { timeout: 15_000 });
+  const hubs = () => panel.$$eval('#hubs li', (lis) => lis.map((li) => li.getAttribute('data-url')));
+  await waitFor(`the hubs without ${hub}`, async () => {
+    const now = await hubs();
+    return now.length > 0 && !now.includes(hub) ? now : new Error(JSON.stringify(now.slice(0, 3)));
+  }, 60_000);
+  const host = await inWorker(async () => (await /** @type {any} */ (globalThis).forager.hostRequest('hubs', { top: 50 })).hubs
+    .map((/** @type {any} */ h) => h.url));
+  assert.ok(!host.includes(hub), 'the host\'s hubs leave it out too');
+  await S.popup.click('#stop-crawl');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  // Undone: the model forgets the mark (and the next tests see the model as it was).
+  const r = await inWorker((u) => /** @type {any} */ (globalThis).forager.handle({ type: 'mark_url_not_relevant', url: u, undo: true }), hub);
+  assert.ok(!r.not_relevant.includes(hub), 'the mark is undone');
+});
+
+test('(z2) "Not relevant to my topics" on an off-taxonomy page: Classify this page says none of your topics', async () => {
+  assert.ok(S.ctx && S.panel && S.web);
+  const panel = S.panel;
+  const page = (await unlabelledPages(S.web, 'unix-pages.test'))[0];
+  assert.ok(page, 'an off-taxonomy FOLDOC page');
+  const tab = await S.ctx.newPage();
+  try {
+    await tab.goto(page.url, { waitUntil: 'load' });
+    await clickToolbarButton(tab);
+    const tabId = await tabIdOf(page.url);
+    const first = await inWorker((id) => /** @type {any} */ (globalThis).forager.classifyTab(id), tabId);
+    assert.equal(first.none, false, 'before any mark the closed world names a topic');
+    // The context menu's action, on this tab.
+    await inWorker((id) => /** @type {any} */ (globalThis).forager.handle({ type: 'mark_tab_not_relevant', tabId: id }), tabId);
+    await panel.waitForFunction((u) => document.getElementById('page-title')?.getAttribute('title') === u &&
+      !document.getElementById('none-of-these')?.hidden, page.url, { timeout: 10_000 });
+    assert.match(await panel.textContent('#none-of-these') ?? '', /None of your topics/);
+    assert.ok(Number(await panel.getAttribute('#relevance', 'data-relevance')) < first.relevance || first.relevance < 0.01,
+      'relevance falls');
+    assert.equal((await panel.textContent('#mark-not-relevant'))?.trim(), 'Not relevant');
+    const again = await inWorker((id) => /** @type {any} */ (globalThis).forager.classifyTab(id), tabId);
+    assert.equal(again.none, true, 'classified again: none of your topics');
+    const r = await inWorker((u) => /** @type {any} */ (globalThis).forager.handle({ type: 'mark_url_not_relevant', url: u, undo: true }), page.url);
+    assert.ok(!r.not_relevant.includes(page.url), 'the mark is undone');
+  } finally {
+    await tab.close();
+  }
 });
 
 test('(p) a dead proxy pauses the crawl with an alarm and burns no URL; the right proxy and "Retry failed" resume it', async () => {

@@ -131,6 +131,11 @@ impl Model {
         (bg.count() - sampled, sampled)
     }
 
+    /// Whether the user marked the page at `url` not relevant.
+    pub fn is_marked_not_relevant(&self, url: &str) -> bool {
+        (self.examples.get(url)).is_some_and(|e| e.topic == BACKGROUND && !e.self_trained)
+    }
+
     /// URLs the user marked not relevant, sorted.
     pub fn not_relevant_urls(&self) -> Vec<String> {
         (self.examples.iter())

@@ -49,6 +49,18 @@ pub struct Classification {
     pub none: bool,
 }
 
+impl Classification {
+    /// The verdict on a page the user marked not relevant: relevance 0 and "none of your
+    /// topics", whatever its words say (the crawl's judge and "Classify this page" agree).
+    pub fn marked_not_relevant(mut self) -> Self {
+        self.relevance = 0.0;
+        self.log_relevance = f64::NEG_INFINITY;
+        self.hard_focus = false;
+        self.none = true;
+        self
+    }
+}
+
 /// Per-thread reusable buffers and a word cache; one per worker, reused across documents.
 #[derive(Debug, Default)]
 pub struct Scratch {

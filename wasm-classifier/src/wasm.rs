@@ -63,6 +63,19 @@ impl ForagerModel {
         to_js(&c.classify(text, &mut self.scratch))
     }
 
+    /// Classifies the page at `url`: as `classify`, except that a page the user marked not
+    /// relevant is "none of your topics" with relevance 0 (the crawl's rule).
+    #[wasm_bindgen(js_name = classifyPage)]
+    pub fn classify_page(&mut self, url: &str, text: &str) -> Result<JsValue, JsError> {
+        let c = self.model.classifier().classify(text, &mut self.scratch);
+        let c = if self.model.is_marked_not_relevant(url) {
+            c.marked_not_relevant()
+        } else {
+            c
+        };
+        to_js(&c)
+    }
+
     /// The tokens the model's text pipeline makes of `text`.
     pub fn tokens(&self, text: &str) -> Result<JsValue, JsError> {
         to_js(&self.model.tokenizer().tokens(text))

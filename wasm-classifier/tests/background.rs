@@ -82,6 +82,12 @@ fn closed_world_is_sure_of_the_wrong_topic_and_a_mark_fixes_it() {
             .unwrap();
     }
     assert_eq!(m.background_counts(), (5, 0));
+    assert!(m.is_marked_not_relevant("http://lib.test/3"));
+    assert!(!m.is_marked_not_relevant("http://lib.test/9"));
+    let marked = m.classifier().classify(&page(SKY, GARDEN, 98, 80), &mut s);
+    assert!(marked.relevance > 0.9, "{marked:?}");
+    let marked = marked.marked_not_relevant();
+    assert!(marked.none && marked.relevance == 0.0 && !marked.hard_focus);
     let v = m.classifier().classify(&code_page(7), &mut s);
     assert!(v.none, "{v:?}");
     assert!(v.relevance < 0.1, "R = {}", v.relevance);

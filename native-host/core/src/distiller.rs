@@ -2,7 +2,8 @@
 //! crawl graph, finding the hubs that are the crawl's main output for a person.
 //!
 //! Candidate authorities are the fetched pages in the top `authority_share` by relevance; hubs
-//! are pages linking to at least one of them; only links between different servers count.
+//! are pages linking to at least one of them, except pages judged R = 0 (marked not relevant by
+//! the user); only links between different servers count.
 //! Edge weights follow WWW8 (EF[u,v] = R(v) forward, EB[u,v] = R(u) backward) with the draft's
 //! server votes: the pages of one server pointing to v share one vote for v, and the pages of
 //! v's server that u points to share one vote from u. Pure and synchronous over an edge list:
@@ -72,11 +73,14 @@ pub fn distill(edges: &[Edge], relevance: &HashMap<i64, f64>, p: &Params) -> Sco
     let k = ((rels.len() as f64 * p.authority_share).ceil() as usize).clamp(1, rels.len());
     let rho = rels[k - 1];
     let is_auth = |v: i64| relevance.get(&v).is_some_and(|&r| r >= rho && r > 0.0);
+    // A page judged R = 0 (the user marked it not relevant) is no hub either: a hub is the
+    // user's answer, and the user has said this page is not one.
+    let is_hub = |u: i64| relevance.get(&u).is_some_and(|&r| r > 0.0);
 
     let kept: Vec<Edge> = edges
         .iter()
         .copied()
-        .filter(|e| e.src_site != e.dst_site && relevance.contains_key(&e.src) && is_auth(e.dst))
+        .filter(|e| e.src_site != e.dst_site && is_hub(e.src) && is_auth(e.dst))
         .collect();
     // Server votes: pages of one server pointing to v; pages of one server that u points to.
     let mut src_votes: FxHashMap<(i64, i64), u32> = FxHashMap::default(); // (src_site, dst) -> count
@@ -201,6 +205,22 @@ mod tests {
         let s = distill(&edges, &rel, &Params::default());
         assert_eq!(s.authorities[0].0, 5);
         assert!(s.authorities.iter().all(|&(p, _)| p != 9));
+    }
+
+    #[test]
+    fn a_page_marked_not_relevant_is_no_hub() {
+        // Hub 1 is the best (two authorities), until the user marks it: R(1) = 0.
+        let edges = [e(1, 3, 10, 30), e(1, 4, 10, 40), e(2, 3, 20, 30)];
+        let p = Params {
+            authority_share: 0.5,
+            ..Params::default()
+        };
+        let mut rel: HashMap<i64, f64> = [(1, 0.3), (2, 0.3), (3, 1.0), (4, 1.0)].into();
+        assert_eq!(distill(&edges, &rel, &p).hubs[0].0, 1);
+        rel.insert(1, 0.0);
+        let s = distill(&edges, &rel, &p);
+        assert_eq!(s.hubs.iter().map(|h| h.0).collect::<Vec<_>>(), [2]);
+        assert_eq!(s.authorities[0].0, 3);
     }
 
     #[test]

@@ -69,6 +69,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
         };
         let text = page_text(&html).text;
         let c = classifier.classify(&text, &mut scratch);
+        // A page the user marked (by this URL or file name) is none of the topics, as in a crawl.
+        let c = if model.is_marked_not_relevant(input) {
+            c.marked_not_relevant()
+        } else {
+            c
+        };
         if json {
             let mut v = serde_json::to_value(&c)?;
             v["input"] = input.as_str().into();

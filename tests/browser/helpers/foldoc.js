@@ -8,7 +8,7 @@
 
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -73,4 +73,18 @@ export async function labelledNonExamples(web, label) {
     .filter((r) => r.labels.includes(label) && !examples.has(r.url) && r.url.endsWith('.html'))
     .map((r) => ({ url: r.url, file: urlToFile(web, r.url) }))
     .filter((r) => existsSync(r.file));
+}
+
+/**
+ * Pages of `host` that FOLDOC gives no topic (off-taxonomy entries), with their files.
+ * @param {string} web
+ * @param {string} host e.g. unix-pages.test
+ * @returns {Promise<{url: string, file: string}[]>}
+ */
+export async function unlabelledPages(web, host) {
+  const labelled = new Set((await readFile(path.join(web, 'labels.tsv'), 'utf8'))
+    .split('\n').filter(Boolean).map((l) => l.split('\t')[0]));
+  return (await readdir(path.join(web, 'sites', host))).filter((f) => f.endsWith('.html')).sort()
+    .map((f) => ({ url: `http://${host}/${f}`, file: path.join(web, 'sites', host, f) }))
+    .filter((p) => !labelled.has(p.url) && !/^(index|about)\.html$/.test(path.basename(p.file)));
 }

@@ -235,14 +235,12 @@ impl Judge {
         text: &str,
         scratch: &mut forager_classifier::Scratch,
     ) -> forager_classifier::Classification {
-        let mut v = self.classifier.classify(text, scratch);
+        let v = self.classifier.classify(text, scratch);
         if self.not_relevant.contains(url) {
-            v.relevance = 0.0;
-            v.log_relevance = f64::NEG_INFINITY;
-            v.hard_focus = false;
-            v.none = true;
+            v.marked_not_relevant()
+        } else {
+            v
         }
-        v
     }
 }
 

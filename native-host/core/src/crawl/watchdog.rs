@@ -72,14 +72,7 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         let fetcher =
             Fetcher::new(config.fetch.clone()).map_err(|e| CrawlError::Fetcher(e.to_string()))?;
-        let (warc_tx, warc_task) = match config.warc.clone() {
-            Some(c) => {
-                let (tx, rx) = tokio::sync::mpsc::channel(64);
-                let task = tokio::task::spawn_blocking(move || crate::warc::archive(c, rx));
-                (Some(tx), Some(task))
-            }
-            None => (None, None),
-        };
+        let (warc_tx, warc_task) = warc_writer(&config);
         let not_relevant = (config.judge_updates.as_ref())
             .map(|rx| rx.borrow().not_relevant.clone())
             .unwrap_or_default();
@@ -111,6 +104,11 @@ impl<S: CrawlDb> Watchdog<S> {
             .and_then(|a| a.initial.as_ref())
             .is_some_and(Apprentice::is_trained);
         let fetched = blocking(&mut store, |s| s.fetched()).await? as u64;
+        // A resumed crawl: the model may have changed since its pages were judged (a page
+        // marked not relevant between crawls), so they are judged again at the first flush.
+        if let Some(rx) = config.judge_updates.as_mut().filter(|_| fetched > 0) {
+            rx.mark_changed();
+        }
         Ok(Watchdog {
             workers: Dispatcher::new(sh.clone(), config.concurrency, config.blame),
             open_world: open_world::Learner::new(config.open_world.clone(), config.mode),
@@ -535,6 +533,22 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         Ok((reason, self.progress))
     }
+}
+
+/// The WARC writer of a crawl that records one: a bounded channel to a blocking task.
+#[allow(clippy::type_complexity)]
+fn warc_writer(
+    config: &CrawlConfig,
+) -> (
+    Option<tokio::sync::mpsc::Sender<crate::warc::Exchange>>,
+    Option<JoinHandle<std::io::Result<Vec<PathBuf>>>>,
+) {
+    let Some(c) = config.warc.clone() else {
+        return (None, None);
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    let task = tokio::task::spawn_blocking(move || crate::warc::archive(c, rx));
+    (Some(tx), Some(task))
 }
 
 /// The fetch log, rewritten from the database first so it is exact even after a crash that
