@@ -63,7 +63,7 @@ fn main() {
     let pps = (texts.len() * rounds) as f64 / secs;
 
     // Web-sized pages: the same text joined into 100 KB documents (FOLDOC entries average
-    // under 500 bytes, so the line above is dominated by the per-page cost of the chain rule).
+    // under 500 bytes, so per-page costs weigh heavily in the line above).
     let big = join_pages(&texts, 100_000);
     let t = Instant::now();
     for _ in 0..rounds {
@@ -115,7 +115,7 @@ fn main() {
     println!("  model load (+compile):    {load_ms:8.1} ms");
     println!("  classify, warm, 1 core:   {mbs:8.1} MB/s  {pps:8.0} pages/s");
     println!(
-        "  classify 100 KB pages:    {big_mbs:8.1} MB/s  ({} pages)",
+        "  classify, warm, 100 KB:   {big_mbs:8.1} MB/s  ({} pages)",
         big.len()
     );
     println!("  classify, cold cache:     {cold_mbs:8.1} MB/s");
@@ -132,7 +132,9 @@ fn join_pages(texts: &[String], size: usize) -> Vec<String> {
         if last.len() >= size {
             out.push(t.clone());
         } else {
-            last.push('\n');
+            if !last.is_empty() {
+                last.push('\n');
+            }
             last.push_str(t);
         }
     }
