@@ -56,6 +56,23 @@ pub struct SearchHit {
     pub text_score: f64,
 }
 
+impl SearchHit {
+    /// The snippet cut at its marks: even indices are plain text, odd ones matched words.
+    pub fn snippet_parts(&self) -> Vec<String> {
+        let mut parts = vec![String::new()];
+        for c in self.snippet.chars() {
+            let marked = parts.len() % 2 == 0;
+            match c {
+                '\u{2}' if !marked => parts.push(String::new()),
+                '\u{3}' if marked => parts.push(String::new()),
+                '\u{2}' | '\u{3}' => {}
+                c => parts.last_mut().expect("never empty").push(c),
+            }
+        }
+        parts
+    }
+}
+
 /// What opens a matched word in a snippet.
 pub const MARK_START: &str = "\u{2}";
 /// What closes a matched word in a snippet.
