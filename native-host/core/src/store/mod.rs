@@ -373,6 +373,12 @@ impl Store {
         })
     }
 
+    /// Keeps the search index up to date as pages are recorded (the default), or not: only
+    /// to measure what indexing costs.
+    pub fn keep_search_index(&mut self, on: bool) {
+        self.index_text = on;
+    }
+
     /// Brings the database at `path` to this build's schema (the search index built, with a
     /// progress line) when it is older; true when it had to. A read-only reader of an old
     /// database calls this first; it fails only when another crawl writes the database (which
