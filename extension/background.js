@@ -413,6 +413,12 @@ export async function handle(msg) {
     case 'suggestions':
       requireHost();
       return (await port.request('suggestions', {})).suggestions;
+    case 'search':
+      requireHost();
+      return (await port.request('search', { query: msg.query, limit: msg.limit })).hits;
+    case 'whats_new':
+      requireHost();
+      return port.request('whats_new', { since: msg.since, limit: msg.limit });
     case 'set_browse': return setBrowseClassify(msg.on);
     case 'set_browse_site': return setBrowseOffSite(msg.origin, msg.off);
     case 'set_highlight_site': return setHighlightSite(msg.origin, msg.on);

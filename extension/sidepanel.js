@@ -10,6 +10,7 @@ import { onBroadcast, send } from './lib/messages.js';
 import { browseShown, showBestLinks, showBrowse, wireLinks } from './lib/links-view.js';
 import { RelevancePlot } from './lib/plot.js';
 import { refreshSuggestions } from './lib/widen-view.js';
+import { searchLive, wireSearch } from './lib/search-view.js';
 import { $, act, el, fixed, shortUrl, showHost, showNotice, tabLink, wireNoticeDismiss } from './lib/ui.js';
 
 /**
@@ -297,7 +298,10 @@ onBroadcast((b) => {
     case 'host_event': {
       const e = b.event;
       if (e.type === 'progress') showStatus(e.status);
-      else if (e.type === 'pages') plot.addPages(e.pages);
+      else if (e.type === 'pages') {
+        plot.addPages(e.pages);
+        searchLive();
+      }
       else if (e.type === 'hubs') {
         showLinks('hubs', e.hubs);
         showLinks('authorities', e.authorities);
@@ -317,6 +321,7 @@ onBroadcast((b) => {
 async function refresh() {
   showState(await send({ type: 'get_state' }));
   await refreshSuggestions();
+  await wireSearch().catch(() => {});
   document.body.dataset.ready = 'true';
 }
 

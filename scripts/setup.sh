@@ -31,6 +31,11 @@ WARCIO_VERSION=1.7.4
 python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('warcio') != '$WARCIO_VERSION')" 2>/dev/null \
   || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "warcio==$WARCIO_VERSION" >&2
 
+# An independent Atom parser for the feed test (tests/search.rs checks what `forager feed` writes).
+FEEDPARSER_VERSION=6.0.12
+python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('feedparser') != '$FEEDPARSER_VERSION')" 2>/dev/null \
+  || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "feedparser==$FEEDPARSER_VERSION" >&2
+
 if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/typescript ] \
   || [ ! -d tests/browser/node_modules/@types/chrome ] || [ ! -d tests/browser/node_modules/puppeteer-core ] \
   || [ ! -d tests/browser/node_modules/web-ext ]; then

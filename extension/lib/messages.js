@@ -78,6 +78,8 @@
  *   | {type: 'status'}
  *   | {type: 'hubs'}
  *   | {type: 'recent_pages'}
+ *   | {type: 'search', query: string, limit?: number}
+ *   | {type: 'whats_new', since: number, limit?: number}
  *   | {type: 'self_train', clear?: boolean}
  *   | {type: 'export', what: import('./protocol.js').ExportWhat, format?: 'csv' | 'jsonl'}
  *   | {type: 'reconnect'}

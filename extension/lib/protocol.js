@@ -33,6 +33,11 @@ export const MAX_DELAY = 60;
  *   of: number, share: number, examples: {url: string, title: string}[]}} Suggestion a topic next to a
  *   good one that `pages` of the `of` pages linked from relevant pages are classified under
  * @typedef {{status: Status}} StatusResult
+ * @typedef {{url: string, title: string, snippet: string[], relevance: number, best_leaf: string}} SearchHit
+ *   a page found: `snippet`'s odd items are the matched words, its even items the text between
+ * @typedef {{url: string, title: string, relevance: number, best_leaf: string, kind: 'new' | 'changed',
+ *   at: number}} NewsItem a relevant page first fetched (`new`) or a page changed on a revisit
+ *   (`changed`) at Unix time `at`
  */
 
 /**
@@ -65,6 +70,9 @@ export const MAX_DELAY = 60;
  *   status: {fields: {}, result: StatusResult},
  *   hubs: {fields: {top?: number}, result: HubsResult},
  *   recent_pages: {fields: {limit?: number}, result: {pages: Page[]}},
+ *   search: {fields: {query: string, limit?: number}, result: {hits: SearchHit[]}},
+ *   whats_new: {fields: {since?: number, limit?: number},
+ *     result: {now: number, count: number, pages: NewsItem[]}},
  *   self_train: {fields: {min_p?: number, clear?: boolean}, result: {added: number, pages: number, removed: number, topics: TopicInfo[]}},
  * }} RequestMap
  * @typedef {keyof RequestMap} RequestType

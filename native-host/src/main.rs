@@ -64,6 +64,12 @@ enum Cmd {
     Export(cmd::export::Args),
     /// Summary of a running or finished crawl.
     Status(cmd::status::Args),
+    /// Find a crawl's pages by their words: title, snippet with the matched words marked, R,
+    /// best leaf, fetched time; best first (BM25 combined with R).
+    Search(cmd::search::Args),
+    /// Write an Atom feed of what is new in a crawl: relevant pages first fetched, and pages
+    /// changed on a revisit, since a time.
+    Feed(cmd::feed::Args),
     /// Serve a mini-web as an HTTP forward proxy on loopback (port 0 picks a free port).
     ServeWeb(cmd::serve_web::Args),
     /// Write the demo's generated web to a directory in the mini-web format.
@@ -157,6 +163,8 @@ fn main() -> Result<()> {
         Cmd::Report(a) => cmd::report::run(a),
         Cmd::Export(a) => cmd::export::run(a),
         Cmd::Status(a) => cmd::status::run(a),
+        Cmd::Search(a) => cmd::search::run(a),
+        Cmd::Feed(a) => cmd::feed::run(a),
         Cmd::ServeWeb(a) => cmd::serve_web::run(a),
         Cmd::GenWeb(a) => cmd::gen_web::run(a),
         Cmd::PartialWeb(a) => cmd::partial_web::run(a),

@@ -8,6 +8,7 @@ pub mod canon;
 pub mod crawl;
 pub mod distiller;
 pub mod export;
+pub mod feed;
 pub mod fetch;
 pub mod model_file;
 pub mod monitor;

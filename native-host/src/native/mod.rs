@@ -24,6 +24,7 @@ mod events;
 mod export;
 mod protocol;
 mod reply;
+mod search;
 mod session;
 #[cfg(test)]
 mod tests;

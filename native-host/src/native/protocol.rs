@@ -153,6 +153,31 @@ pub enum Request {
         #[serde(default = "default_recent")]
         limit: u64,
     },
+    /// The crawl's fetched pages matching words, best first (BM25 with R).
+    Search {
+        /// What the user typed.
+        query: String,
+        /// How many at most (up to 50).
+        #[serde(default = "default_hits")]
+        limit: u64,
+    },
+    /// Relevant pages first fetched, and pages changed on a revisit, since a time.
+    WhatsNew {
+        /// Unix seconds (0: since the crawl began).
+        #[serde(default)]
+        since: f64,
+        /// How many to list at most (up to 200; the count covers all).
+        #[serde(default = "default_news")]
+        limit: u64,
+    },
+}
+
+fn default_hits() -> u64 {
+    20
+}
+
+fn default_news() -> u64 {
+    50
 }
 
 fn default_top() -> u64 {

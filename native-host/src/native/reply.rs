@@ -199,6 +199,20 @@ pub enum Reply {
         /// The pages, oldest first.
         pages: Vec<PageView>,
     },
+    /// `search`: the pages found, best first.
+    Search {
+        /// The hits.
+        hits: Vec<super::search::HitView>,
+    },
+    /// `whats_new`: relevant pages first fetched and pages changed since a time.
+    WhatsNew {
+        /// The host's time now (Unix seconds): "seen" up to here.
+        now: f64,
+        /// How many pages are new or changed in all.
+        count: i64,
+        /// The newest of them, newest first.
+        pages: Vec<crate::store::NewsItem>,
+    },
 }
 
 /// The crawl's counters as the browser shows them (`Status` in protocol.js).

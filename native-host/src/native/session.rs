@@ -156,6 +156,8 @@ impl Session {
             Request::RecentPages { limit } => Ok(Reply::RecentPages {
                 pages: recent_pages(&self.paths, limit.min(2000) as i64)?,
             }),
+            Request::Search { query, limit } => search::search(&self.paths, &query, limit),
+            Request::WhatsNew { since, limit } => search::whats_new(&self.paths, since, limit),
         }
     }
 

@@ -9,16 +9,22 @@ mod crawl_db;
 mod frontier;
 mod judge;
 mod mining;
+mod news;
 mod read;
 mod record;
+mod search;
 
 use frontier::Caches;
 
 pub use crawl_db::CrawlDb;
 pub use judge::{fetched_text_of, TextSample, Verdict};
 pub use mining::{each_fetched_text, graph_of};
+pub use news::{NewsItem, NewsKind, NEWS_MIN_RELEVANCE};
 pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+pub use search::{
+    fts_query, SearchHit, SearchRanking, MARK_END, MARK_START, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
+};
 use std::path::Path;
 use thiserror::Error;
 
@@ -40,6 +46,9 @@ pub enum StoreError {
     /// The database's lock file could not be opened.
     #[error("crawl database lock {0}: {1}")]
     Lock(String, std::io::Error),
+    /// A search query that cannot be searched for (the message says why, in plain words).
+    #[error("{0}")]
+    BadQuery(String),
 }
 
 /// Result type of this module.
@@ -98,7 +107,9 @@ impl rusqlite::types::FromSql for DocStatus {
     }
 }
 
-const SCHEMA_VERSION: i64 = 1;
+/// Version 2 added the search index (`page_fts`) and `doc.first_fetched_at`/`changed_at`;
+/// a version 1 database is upgraded when opened for writing.
+const SCHEMA_VERSION: i64 = 2;
 
 /// Attempts at one URL before a retryable failure becomes final.
 pub const MAX_TRIES: i64 = 3;
@@ -114,7 +125,8 @@ CREATE TABLE IF NOT EXISTS doc(
   http_status INTEGER, depth INTEGER NOT NULL DEFAULT 0, fetched_at REAL, fetch_seq INTEGER,
   content_hash TEXT, title TEXT, text BLOB, error TEXT, log_relevance REAL,
   final_url TEXT, redirects TEXT, revisits INTEGER NOT NULL DEFAULT 0,
-  changes INTEGER NOT NULL DEFAULT 0, rnd INTEGER NOT NULL);
+  changes INTEGER NOT NULL DEFAULT 0, rnd INTEGER NOT NULL,
+  first_fetched_at REAL, changed_at REAL);
 CREATE INDEX IF NOT EXISTS frontier ON doc(num_tries ASC, relevance DESC, priority ASC, rnd)
   WHERE status = 0;
 CREATE INDEX IF NOT EXISTS doc_fetch_seq ON doc(fetch_seq) WHERE fetch_seq IS NOT NULL;
@@ -283,6 +295,9 @@ pub struct Store {
     caches: Caches,
     /// The last fetch sequence number given.
     seq: i64,
+    /// Keep the search index up to date (off only to measure what indexing costs:
+    /// `FORAGER_SEARCH_INDEX=off`).
+    index_text: bool,
 }
 
 /// Unix time in seconds.
@@ -313,30 +328,35 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        let mut conn = conn;
         conn.execute_batch(SCHEMA)?;
-        if conn.prepare("SELECT weight FROM link LIMIT 0").is_err() {
-            // A database from before link weights: every link passed on the whole relevance.
-            conn.execute_batch("ALTER TABLE link ADD COLUMN weight REAL NOT NULL DEFAULT 1")?;
-        }
         let v: Option<i64> = conn
             .query_row("SELECT value FROM meta WHERE key='schema'", [], |r| {
                 r.get(0)
             })
             .optional()?;
-        match v {
-            None => {
-                conn.execute(
-                    "INSERT INTO meta(key, value) VALUES('schema', ?1)",
-                    [SCHEMA_VERSION],
-                )?;
-            }
-            Some(SCHEMA_VERSION) => {}
-            Some(other) => {
-                return Err(StoreError::Schema(format!(
-                    "schema version {other}, this build reads {SCHEMA_VERSION}"
-                )))
-            }
+        if let Some(other) = v.filter(|v| !(1..=SCHEMA_VERSION).contains(v)) {
+            return Err(StoreError::Schema(format!(
+                "schema version {other}, this build reads {SCHEMA_VERSION}"
+            )));
         }
+        if conn.prepare("SELECT weight FROM link LIMIT 0").is_err() {
+            // A database from before link weights: every link passed on the whole relevance.
+            conn.execute_batch("ALTER TABLE link ADD COLUMN weight REAL NOT NULL DEFAULT 1")?;
+        }
+        news::migrate(&conn)?;
+        if !search::has_index(&conn)? {
+            search::build_index(&mut conn, |done, total| {
+                if total > 0 {
+                    eprintln!("forager: indexing the crawl's pages for search: {done}/{total}");
+                }
+            })?;
+        }
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES('schema', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [SCHEMA_VERSION],
+        )?;
         conn.execute(
             "UPDATE doc SET status = ?1 WHERE status = ?2",
             params![DocStatus::Unvisited, DocStatus::InFlight],
@@ -349,7 +369,35 @@ impl Store {
             _lock: lock,
             caches: Caches::default(),
             seq,
+            index_text: std::env::var_os("FORAGER_SEARCH_INDEX").is_none_or(|v| v != "off"),
         })
+    }
+
+    /// Keeps the search index up to date as pages are recorded (the default), or not: only
+    /// to measure what indexing costs.
+    pub fn keep_search_index(&mut self, on: bool) {
+        self.index_text = on;
+    }
+
+    /// Brings the database at `path` to this build's schema (the search index built, with a
+    /// progress line) when it is older; true when it had to. A read-only reader of an old
+    /// database calls this first; it fails only when another crawl writes the database (which
+    /// has then upgraded it already) or the file cannot be written.
+    pub fn upgrade(path: &Path) -> Result<bool> {
+        let ro = Self::open_read_only(path)?;
+        let current = search::has_index(&ro)?
+            && ro
+                .prepare("SELECT first_fetched_at FROM doc LIMIT 0")
+                .is_ok();
+        drop(ro);
+        if current {
+            return Ok(false);
+        }
+        match Self::open(path) {
+            Ok(_) => Ok(true),
+            Err(StoreError::Locked(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Takes the one-writer lock of the database at `path`: an exclusive lock on a file

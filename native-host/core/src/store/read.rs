@@ -35,7 +35,7 @@ impl Store {
 /// The typed read API over one connection.
 #[derive(Clone, Copy)]
 pub struct Reader<'a> {
-    conn: &'a Connection,
+    pub(super) conn: &'a Connection,
 }
 
 /// How many URLs stand where.

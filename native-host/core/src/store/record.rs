@@ -3,14 +3,15 @@
 
 use super::frontier::{enqueue, Caches, Known};
 use super::{
-    features_from_blob, now, DocStatus, FetchedPage, Instance, NewUrl, Outcome, Recorded, Result,
-    Store, MAX_TRIES,
+    features_from_blob, now, search, DocStatus, FetchedPage, Instance, NewUrl, Outcome, Recorded,
+    Result, Store, MAX_TRIES,
 };
 use rusqlite::{params, Transaction};
 
 impl Store {
-    /// Records a batch of outcomes in one transaction; returns the fetch sequence numbers given
-    /// to fetched pages, in order.
+    /// Records a batch of outcomes in one transaction, the search index's entries of the
+    /// fetched pages included; returns the fetch sequence numbers given to fetched pages, in
+    /// order.
     pub fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
         let tx = self.conn.transaction()?;
         let mut rec = Recorded::default();
@@ -20,8 +21,14 @@ impl Store {
                 rec.revisited += 1;
                 let changed = record_revisit(&tx, &mut self.caches, o, &mut rec.instances)?;
                 rec.changed += usize::from(changed);
+                if changed && self.index_text {
+                    search::index_page(&tx, o.oid, o.title.as_deref(), o.text.as_deref())?;
+                }
             } else {
                 record_attempt(&tx, &mut self.caches, o, &mut seq, &mut rec)?;
+                if o.status == DocStatus::Fetched && self.index_text {
+                    search::index_page(&tx, o.oid, o.title.as_deref(), o.text.as_deref())?;
+                }
             }
         }
         tx.commit()?;
@@ -63,7 +70,8 @@ fn record_revisit(
     tx.prepare_cached(
         "UPDATE doc SET revisits = revisits + 1, changes = changes + ?9,
            content_hash = ?2, text = ?3, relevance = ?4, log_relevance = ?5,
-           cid = ?6, title = ?7, fetched_at = ?8
+           cid = ?6, title = ?7, fetched_at = ?8,
+           changed_at = CASE WHEN ?9 THEN ?8 ELSE changed_at END
          WHERE oid = ?1",
     )?
     .execute(params![
@@ -121,6 +129,7 @@ fn record_attempt(
            relevance = CASE WHEN ?2 = 2 THEN ?4 ELSE relevance END,
            log_relevance = ?5, cid = ?6, title = ?7, text = ?8, content_hash = ?9,
            error = ?10, fetched_at = ?11, fetch_seq = coalesce(?12, fetch_seq),
+           first_fetched_at = coalesce(first_fetched_at, CASE WHEN ?12 IS NOT NULL THEN ?11 END),
            final_url = ?13, redirects = ?14
          WHERE oid = ?1",
     )?

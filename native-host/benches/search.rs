@@ -1,0 +1,351 @@
+//! Searching a harvest (#30), measured: a full unfocused crawl of FOLDOC by the real binary
+//! with the search index on, then off (crawl throughput, one after the other); query latency
+//! over 200 queries and the index's share of the database, on FOLDOC and on a 100k-page
+//! generated crawl (FOLDOC's texts recombined, recorded through the store with the index on and
+//! off); and precision at 10 of relevant pages for 50 queries of the tasks' topic words,
+//! BM25 combined with R against BM25 alone. Prints numbers; asserts only sanity.
+
+mod common;
+use forager::miniweb::MiniWeb;
+use forager::store::{DocStatus, NewUrl, Outcome, ReadOnly, SearchRanking, Store};
+use rand::{Rng, SeedableRng};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn fresh(name: &str) -> PathBuf {
+    let db = std::env::temp_dir().join(format!("forager-sbench-{name}-{}.db", std::process::id()));
+    for ext in ["", "-wal", "-shm", ".lock"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+    }
+    db
+}
+
+/// A full unfocused crawl of the web behind `proxy` by the real binary: (pages, seconds).
+fn crawl(db: &Path, model: &Path, proxy: &str, seeds: &[String], index: bool) -> (u64, f64) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_forager"));
+    cmd.args([
+        "crawl",
+        "--mode",
+        "unfocused",
+        "--delay",
+        "0",
+        "--proxy",
+        proxy,
+    ])
+    .arg("--model")
+    .arg(model)
+    .arg("--db")
+    .arg(db)
+    .args(["--good", "/Computing/Networking"]);
+    if !index {
+        cmd.env("FORAGER_SEARCH_INDEX", "off");
+    }
+    for s in seeds {
+        cmd.args(["--seed", s]);
+    }
+    let t = Instant::now();
+    let out = cmd.output().unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err.lines().last().unwrap_or("");
+    let fetched = (last.split("fetched ").nth(1))
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    (fetched, secs)
+}
+
+/// Median and worst latency in ms of `queries` on `db`.
+fn latency(db: &Path, queries: &[String]) -> (f64, f64, usize) {
+    let ro = ReadOnly::open(db).unwrap();
+    let r = ro.read();
+    let mut ms = Vec::new();
+    let mut hits = 0;
+    for q in queries {
+        let t = Instant::now();
+        hits += r
+            .search(q, 10, SearchRanking::Combined)
+            .map_or(0, |h| h.len());
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    ms.sort_by(f64::total_cmp);
+    (ms[ms.len() / 2], ms[ms.len() - 1], hits)
+}
+
+/// 200 queries a user might type over `db`'s titles: single words, pairs, and a prefix.
+fn user_queries(db: &Path) -> Vec<String> {
+    let conn = Store::open_read_only(db).unwrap();
+    let mut st = conn
+        .prepare("SELECT title FROM doc WHERE status = 2 AND title IS NOT NULL ORDER BY oid")
+        .unwrap();
+    let mut words: Vec<String> = (st
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .flatten())
+    .flat_map(|t| {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() >= 4)
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+    })
+    .collect();
+    words.sort();
+    words.dedup();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(30);
+    let mut pick = || words[rng.random_range(0..words.len())].clone();
+    let mut q = Vec::new();
+    for i in 0..200 {
+        q.push(match i % 4 {
+            0 | 1 => format!("{} ", pick()),
+            2 => format!("{} {} ", pick(), pick()),
+            _ => pick().chars().take(3).collect(),
+        });
+    }
+    q
+}
+
+/// Index bytes, database bytes.
+fn sizes(db: &Path) -> (i64, i64) {
+    ReadOnly::open(db)
+        .unwrap()
+        .read()
+        .search_index_bytes()
+        .unwrap()
+}
+
+/// 50 queries of the tasks' topic words (the titles of each task's good topics and their
+/// subtopics), shared round-robin among the tasks: (task index, query).
+fn topic_queries(web: &MiniWeb) -> Vec<(usize, String)> {
+    const STOP: [&str; 8] = ["and", "the", "of", "for", "in", "to", "a", "other"];
+    let per_task: Vec<Vec<String>> = (web.tasks.iter())
+        .map(|t| {
+            let mut words: Vec<String> = Vec::new();
+            for (path, title) in &web.topics {
+                if t.good
+                    .iter()
+                    .any(|g| path == g || path.starts_with(&format!("{g}/")))
+                {
+                    for w in title.split(|c: char| !c.is_alphanumeric()) {
+                        let w = w.to_lowercase();
+                        if w.len() >= 3 && !STOP.contains(&w.as_str()) && !words.contains(&w) {
+                            words.push(w);
+                        }
+                    }
+                }
+            }
+            let mut qs: Vec<String> = words.iter().map(|w| format!("{w} ")).collect();
+            qs.extend(words.windows(2).map(|p| format!("{} {} ", p[0], p[1])));
+            qs
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while out.len() < 50 && k < 1000 {
+        let t = k % per_task.len();
+        if let Some(q) = per_task[t].get(k / per_task.len()) {
+            out.push((t, q.clone()));
+        }
+        k += 1;
+    }
+    out
+}
+
+/// P@10 of relevant pages (the web's labels for the task) for each ranking, averaged.
+fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
+    let queries = topic_queries(web);
+    let mut sums = [0.0f64; 2];
+    let mut differ = 0;
+    for (t, task) in web.tasks.iter().enumerate() {
+        let db = fresh(&format!("task-{}", task.name));
+        std::fs::copy(base, &db).unwrap();
+        let mut m = model.clone();
+        m.set_good_paths(&task.good).unwrap();
+        let judge = forager::crawl::Judge::of(&mut m);
+        let mut scratch = forager_classifier::Scratch::new();
+        let mut st = Store::open(&db).unwrap();
+        st.rejudge(
+            |u, x| {
+                let v = judge.judge(u, x, &mut scratch);
+                (v.relevance, v.log_relevance, i64::from(v.best_leaf_id))
+            },
+            false,
+        )
+        .unwrap();
+        drop(st);
+        let ro = ReadOnly::open(&db).unwrap();
+        for (_, q) in queries.iter().filter(|(i, _)| *i == t) {
+            let mut lists = Vec::new();
+            for (k, ranking) in [SearchRanking::Combined, SearchRanking::TextOnly]
+                .into_iter()
+                .enumerate()
+            {
+                let hits = ro.read().search(q, 10, ranking).unwrap();
+                let rel = hits
+                    .iter()
+                    .filter(|h| web.is_relevant(&h.url, &task.good))
+                    .count();
+                sums[k] += rel as f64 / 10.0;
+                lists.push(hits.into_iter().map(|h| h.url).collect::<Vec<_>>());
+            }
+            differ += usize::from(lists[0] != lists[1]);
+        }
+    }
+    let n = queries.len() as f64;
+    println!(
+        "  ranking, FOLDOC, {} queries of the tasks' topic words (R re-judged per task):",
+        queries.len()
+    );
+    println!("    P@10 BM25 + ln R (combined): {:.3}", sums[0] / n);
+    println!("    P@10 BM25 alone:             {:.3}", sums[1] / n);
+    println!("    queries whose top 10 differ: {differ}");
+}
+
+/// A 100k-page crawl recorded through the store from FOLDOC's pages recombined (each page the
+/// text of one FOLDOC page and a random other, with the first one's R and title): seconds
+/// spent recording.
+fn generated(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
+    let conn = Store::open_read_only(source).unwrap();
+    let mut st = conn
+        .prepare("SELECT title, text, relevance, log_relevance, cid FROM doc WHERE status = 2 AND text IS NOT NULL")
+        .unwrap();
+    type Row = (Option<String>, String, f64, Option<f64>, Option<i64>);
+    let rows: Vec<Row> = (st.query_map([], |r| {
+        let blob: Vec<u8> = r.get(1)?;
+        Ok((
+            r.get(0)?,
+            forager::store::decompress_text(&blob).unwrap_or_default(),
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+        ))
+    }))
+    .unwrap()
+    .flatten()
+    .collect();
+    let mut store = Store::open(db).unwrap();
+    store.keep_search_index(index);
+    let seeds: Vec<NewUrl> = (0..pages)
+        .map(|i| NewUrl {
+            url: format!("http://gen{}.test/p{i}", i % 997),
+            host: format!("gen{}.test", i % 997),
+            score: 1.0,
+            depth: 0,
+            via: None,
+            features: None,
+            weight: 1.0,
+        })
+        .collect();
+    store.add_seeds(&seeds).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(100);
+    let mut secs = 0.0;
+    let mut i = 0;
+    loop {
+        let work = store.checkout(256).unwrap();
+        if work.is_empty() {
+            break;
+        }
+        let batch: Vec<Outcome> = (work.iter())
+            .map(|w| {
+                let (title, text, r, lr, cid) = &rows[i % rows.len()];
+                let other = &rows[rng.random_range(0..rows.len())].1;
+                i += 1;
+                Outcome {
+                    oid: w.oid,
+                    status: DocStatus::Fetched,
+                    http_status: Some(200),
+                    relevance: *r,
+                    log_relevance: lr.unwrap_or(f64::NEG_INFINITY),
+                    cid: *cid,
+                    title: title.clone(),
+                    text: Some(format!("{text}\n{other}")),
+                    content_hash: Some(format!("{i:x}")),
+                    ..Outcome::default()
+                }
+            })
+            .collect();
+        let t = Instant::now();
+        store.record(&batch).unwrap();
+        secs += t.elapsed().as_secs_f64();
+    }
+    secs
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let Some(dir) = common::foldoc_dir() else {
+        println!("search bench: FOLDOC mini-web not found, skipped");
+        return;
+    };
+    let web = MiniWeb::open(&dir).unwrap();
+    let (model, _) =
+        forager::training::from_miniweb(&web, Default::default(), Default::default()).unwrap();
+    let model_path = fresh("model").with_extension("fgm");
+    std::fs::write(&model_path, model.to_bytes()).unwrap();
+    let seeds: Vec<String> = (web.tasks.iter()).flat_map(|t| t.seeds.clone()).collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(forager::serve::start(
+            MiniWeb::open(&dir).unwrap(),
+            "127.0.0.1:0".parse().unwrap(),
+        ))
+        .unwrap();
+    let proxy = server.proxy_url();
+    println!(
+        "search bench: full unfocused crawls of FOLDOC through serve-web on loopback, delay 0"
+    );
+    let on = fresh("on");
+    let off = fresh("off");
+    let (n_on, s_on) = crawl(&on, &model_path, &proxy, &seeds, true);
+    let (n_off, s_off) = crawl(&off, &model_path, &proxy, &seeds, false);
+    rt.block_on(server.shutdown());
+    let (pps_on, pps_off) = (n_on as f64 / s_on, n_off as f64 / s_off);
+    println!("  crawl, index on:  {n_on:6} pages in {s_on:6.2} s = {pps_on:6.0} pages/s");
+    println!("  crawl, index off: {n_off:6} pages in {s_off:6.2} s = {pps_off:6.0} pages/s");
+    println!(
+        "  indexing costs {:+.1}% of crawl throughput",
+        (pps_off / pps_on - 1.0) * 100.0
+    );
+    assert!(n_on > 10_000, "the full crawl fetched only {n_on} pages");
+    let (ix, all) = sizes(&on);
+    println!(
+        "  FOLDOC index: {:.1} MB of a {:.1} MB database = {:.1}%",
+        ix as f64 / 1e6,
+        all as f64 / 1e6,
+        100.0 * ix as f64 / all as f64
+    );
+    let queries = user_queries(&on);
+    let (med, worst, hits) = latency(&on, &queries);
+    println!("  FOLDOC ({n_on} pages), 200 queries: median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");
+    precision(&web, &on, &model);
+    let pages: usize = std::env::var("SEARCH_BENCH_PAGES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let gen_on = fresh("gen-on");
+    let gen_off = fresh("gen-off");
+    let rec_on = generated(&on, &gen_on, pages, true);
+    let rec_off = generated(&on, &gen_off, pages, false);
+    println!(
+        "  generated crawl of {pages} pages: recording {:.0} pages/s with the index, {:.0} without ({:+.1}%)",
+        pages as f64 / rec_on,
+        pages as f64 / rec_off,
+        (rec_on / rec_off - 1.0) * 100.0
+    );
+    let (ix, all) = sizes(&gen_on);
+    println!(
+        "  generated index: {:.1} MB of a {:.1} MB database = {:.1}%",
+        ix as f64 / 1e6,
+        all as f64 / 1e6,
+        100.0 * ix as f64 / all as f64
+    );
+    let queries = user_queries(&gen_on);
+    let (med, worst, hits) = latency(&gen_on, &queries);
+    println!("  generated ({pages} pages), 200 queries: median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");
+    for p in [on, off, gen_on, gen_off] {
+        for ext in ["", "-wal", "-shm", ".lock"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
+        }
+    }
+}

@@ -1,0 +1,518 @@
+//! Searching the harvest: an SQLite FTS5 index over the fetched pages' titles and main text,
+//! written in the same transaction that records a fetch (so search works during a crawl and
+//! after a crash), and queries ranked by BM25 combined with the page's relevance R.
+//!
+//! All of the index's SQL lives here, so a PostgreSQL `tsvector` twin can follow. User text is
+//! never spliced into SQL: it is turned into an FTS5 query of quoted terms ([`fts_query`]) and
+//! bound as a parameter.
+
+use super::{decompress_text, DocStatus, Reader, Result, StoreError};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+/// The index: one row per fetched page, its rowid the page's `doc.oid`. Porter stemming over
+/// Unicode words, so "tuners" finds "tuner".
+pub(super) const SCHEMA: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS page_fts USING fts5(
+  title, body, tokenize = 'porter unicode61 remove_diacritics 2')";
+
+/// The longest query accepted, in characters.
+pub const MAX_QUERY_CHARS: usize = 1000;
+
+/// The most words (and quoted phrases) a query may have.
+pub const MAX_QUERY_TERMS: usize = 32;
+
+/// Weight of a title match against a body match in BM25.
+const TITLE_WEIGHT: f64 = 4.0;
+
+/// The least R the ranking takes the logarithm of: a page judged R = 0 ranks as R = 0.001.
+const MIN_LOG_R: f64 = -6.907_755_278_982_137; // ln 0.001
+
+/// How search results are ordered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchRanking {
+    /// BM25 plus ln R: the text's evidence and the page's relevance to the good topics as a
+    /// prior, added on the log scale (a document prior in query likelihood).
+    #[default]
+    Combined,
+    /// BM25 alone (the text's evidence only).
+    TextOnly,
+}
+
+/// One page found.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SearchHit {
+    /// URL.
+    pub url: String,
+    /// Title ("" when none).
+    pub title: String,
+    /// Where the words matched, the matched words between [`MARK_START`] and [`MARK_END`].
+    pub snippet: String,
+    /// R(d).
+    pub relevance: f64,
+    /// Path of its best leaf ("" when unclassified).
+    pub best_leaf: String,
+    /// Unix time it was (last) fetched.
+    pub fetched_at: Option<f64>,
+    /// Its BM25 text score (higher is better).
+    pub text_score: f64,
+}
+
+impl SearchHit {
+    /// The snippet cut at its marks: even indices are plain text, odd ones matched words.
+    pub fn snippet_parts(&self) -> Vec<String> {
+        let mut parts = vec![String::new()];
+        for c in self.snippet.chars() {
+            let marked = parts.len() % 2 == 0;
+            match c {
+                '\u{2}' if !marked => parts.push(String::new()),
+                '\u{3}' if marked => parts.push(String::new()),
+                '\u{2}' | '\u{3}' => {}
+                c => parts.last_mut().expect("never empty").push(c),
+            }
+        }
+        parts
+    }
+}
+
+/// What opens a matched word in a snippet.
+pub const MARK_START: &str = "\u{2}";
+/// What closes a matched word in a snippet.
+pub const MARK_END: &str = "\u{3}";
+
+/// True when the database has the search index.
+pub(super) fn has_index(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'page_fts'",
+            [],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// Puts a fetched page in the index, replacing what it had (first fetches and revisits).
+pub(super) fn index_page(
+    tx: &Transaction,
+    oid: i64,
+    title: Option<&str>,
+    text: Option<&str>,
+) -> Result<()> {
+    tx.prepare_cached("DELETE FROM page_fts WHERE rowid = ?1")?
+        .execute([oid])?;
+    tx.prepare_cached("INSERT INTO page_fts(rowid, title, body) VALUES(?1, ?2, ?3)")?
+        .execute(params![oid, title.unwrap_or(""), text.unwrap_or("")])?;
+    Ok(())
+}
+
+/// Creates the index and fills it from every fetched page, in one transaction (a database
+/// made before search): nothing is lost if it stops half way. `progress(done, total)` is told
+/// every 1000 pages. Returns the pages indexed.
+pub(super) fn build_index(
+    conn: &mut Connection,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<usize> {
+    let tx = conn.transaction()?;
+    tx.execute_batch(SCHEMA)?;
+    let total: i64 = tx.query_row(
+        "SELECT count(*) FROM doc WHERE status = ?1",
+        [DocStatus::Fetched],
+        |r| r.get(0),
+    )?;
+    let total = usize::try_from(total).unwrap_or(0);
+    let mut done = 0;
+    {
+        let mut st = tx.prepare("SELECT oid, title, text FROM doc WHERE status = ?1")?;
+        let mut rows = st.query([DocStatus::Fetched])?;
+        let mut ins = tx.prepare("INSERT INTO page_fts(rowid, title, body) VALUES(?1, ?2, ?3)")?;
+        while let Some(r) = rows.next()? {
+            let oid: i64 = r.get(0)?;
+            let title: Option<String> = r.get(1)?;
+            let blob: Option<Vec<u8>> = r.get(2)?;
+            let text = blob.as_deref().and_then(decompress_text);
+            ins.execute(params![
+                oid,
+                title.unwrap_or_default(),
+                text.unwrap_or_default()
+            ])?;
+            done += 1;
+            if done % 1000 == 0 {
+                progress(done, total);
+            }
+        }
+    }
+    tx.commit()?;
+    progress(done, total);
+    Ok(done)
+}
+
+/// Why a query cannot be searched for, in words a user can act on.
+fn bad(msg: impl Into<String>) -> StoreError {
+    StoreError::BadQuery(msg.into())
+}
+
+/// Turns what a user typed into a safe FTS5 query: words and "quoted phrases", all required,
+/// each quoted so no FTS5 operator or syntax error can come from the text (an unbalanced quote
+/// closes at the end; control characters count as spaces). The last word also matches as a
+/// prefix unless the text ends in a space, for results as one types.
+pub fn fts_query(user: &str) -> Result<String> {
+    if user.chars().count() > MAX_QUERY_CHARS {
+        return Err(bad(format!(
+            "the query is longer than {MAX_QUERY_CHARS} characters; search for a few words"
+        )));
+    }
+    let mut terms: Vec<(String, bool)> = Vec::new(); // (words, quoted phrase)
+    let mut cur = String::new();
+    let mut in_phrase = false;
+    let flush = |cur: &mut String, phrase: bool, terms: &mut Vec<(String, bool)>| {
+        let words: Vec<&str> = cur
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        if !words.is_empty() {
+            terms.push((words.join(" "), phrase));
+        }
+        cur.clear();
+    };
+    for c in user.chars() {
+        if c == '"' {
+            flush(&mut cur, in_phrase, &mut terms);
+            in_phrase = !in_phrase;
+        } else if !in_phrase && (c.is_whitespace() || c.is_control()) {
+            flush(&mut cur, false, &mut terms);
+        } else {
+            cur.push(if c.is_control() { ' ' } else { c });
+        }
+    }
+    flush(&mut cur, in_phrase, &mut terms);
+    if terms.is_empty() {
+        return Err(bad("type a word to search for"));
+    }
+    if terms.len() > MAX_QUERY_TERMS {
+        return Err(bad(format!(
+            "the query has {} words; search for at most {MAX_QUERY_TERMS}",
+            terms.len()
+        )));
+    }
+    let typing = !user.ends_with(|c: char| c.is_whitespace() || c == '"');
+    let last = terms.len() - 1;
+    let parts: Vec<String> = (terms.iter().enumerate())
+        .map(|(i, (words, phrase))| {
+            // Words hold letters, digits and single spaces only: nothing to escape.
+            let star = if i == last && typing && !phrase && words.chars().count() >= 2 {
+                "*"
+            } else {
+                ""
+            };
+            format!("\"{words}\"{star}")
+        })
+        .collect();
+    Ok(parts.join(" "))
+}
+
+impl Reader<'_> {
+    /// The fetched pages matching `query` (as a user typed it), best first, at most `limit`.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        ranking: SearchRanking,
+    ) -> Result<Vec<SearchHit>> {
+        let fts = fts_query(query)?;
+        if !has_index(self.conn)? {
+            return Err(StoreError::Schema(
+                "this crawl database has no search index yet; open it with this version of forager \
+                 (forager search builds it) and try again"
+                    .into(),
+            ));
+        }
+        let lambda = match ranking {
+            SearchRanking::Combined => 1.0,
+            SearchRanking::TextOnly => 0.0,
+        };
+        let limit = i64::try_from(limit.min(1000)).unwrap_or(1000);
+        let mut st = self.conn.prepare_cached(
+            "SELECT f.rowid, -bm25(page_fts, ?2, 1.0) AS b FROM page_fts f JOIN doc d ON d.oid = f.rowid
+             WHERE page_fts MATCH ?1 AND d.status = 2
+             ORDER BY b + ?3 * max(coalesce(d.log_relevance, ?4), ?4) DESC LIMIT ?5",
+        )?;
+        let top: Vec<(i64, f64)> = st
+            .query_map(params![fts, TITLE_WEIGHT, lambda, MIN_LOG_R, limit], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<std::result::Result<_, _>>()?;
+        let mut page = self.conn.prepare_cached(
+            "SELECT d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at,
+               snippet(page_fts, 1, ?3, ?4, '…', 16)
+             FROM page_fts f JOIN doc d ON d.oid = f.rowid LEFT JOIN taxonomy t ON t.kcid = d.cid
+             WHERE page_fts MATCH ?1 AND f.rowid = ?2",
+        )?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (oid, text_score) in top {
+            let hit = page
+                .query_row(params![fts, oid, MARK_START, MARK_END], |r| {
+                    Ok(SearchHit {
+                        url: r.get(0)?,
+                        title: r.get(1)?,
+                        relevance: r.get(2)?,
+                        best_leaf: r.get(3)?,
+                        fetched_at: r.get(4)?,
+                        snippet: r.get(5)?,
+                        text_score,
+                    })
+                })
+                .optional()?;
+            hits.extend(hit);
+        }
+        Ok(hits)
+    }
+
+    /// Bytes the search index takes in the database file (its shadow tables), and the whole
+    /// file's bytes.
+    pub fn search_index_bytes(&self) -> Result<(i64, i64)> {
+        let index = self.conn.query_row(
+            "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'page_fts%'",
+            [],
+            |r| r.get(0),
+        )?;
+        let all = self
+            .conn
+            .query_row("SELECT coalesce(sum(pgsize), 0) FROM dbstat", [], |r| {
+                r.get(0)
+            })?;
+        Ok((index, all))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_text_becomes_quoted_terms() {
+        assert_eq!(
+            fts_query("antenna tuner ").unwrap(),
+            "\"antenna\" \"tuner\""
+        );
+        assert_eq!(fts_query("antenna tun").unwrap(), "\"antenna\" \"tun\"*");
+        assert_eq!(
+            fts_query("\"ip address\" NOT OR").unwrap(),
+            "\"ip address\" \"NOT\" \"OR\"*"
+        );
+        // Unbalanced quote: the phrase closes at the end.
+        assert_eq!(fts_query("\"tcp ip").unwrap(), "\"tcp ip\"");
+        // Operators and punctuation are only separators.
+        assert_eq!(
+            fts_query("a* (b) NEAR/3 c:d ^e").unwrap(),
+            "\"a\" \"b\" \"NEAR 3\" \"c d\" \"e\""
+        );
+        assert_eq!(fts_query("x\u{0}y\u{7}").unwrap(), "\"x\" \"y\"");
+        assert!(matches!(
+            fts_query("  \"\" * ()"),
+            Err(StoreError::BadQuery(_))
+        ));
+        let long = "a".repeat(10_000);
+        let e = fts_query(&long).unwrap_err().to_string();
+        assert!(e.contains("longer than"), "{e}");
+        let many = "w ".repeat(40);
+        assert!(fts_query(&many)
+            .unwrap_err()
+            .to_string()
+            .contains("at most"));
+    }
+
+    use crate::store::{NewUrl, Outcome, Store};
+
+    fn temp_db(name: &str) -> std::path::PathBuf {
+        let p =
+            std::env::temp_dir().join(format!("forager-search-{}-{name}.db", std::process::id()));
+        for ext in ["", "-wal", "-shm", ".lock"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
+        }
+        p
+    }
+
+    fn seed(url: &str) -> NewUrl {
+        NewUrl {
+            url: url.into(),
+            host: url::Url::parse(url).unwrap().host_str().unwrap().into(),
+            score: 1.0,
+            depth: 0,
+            via: None,
+            features: None,
+            weight: 1.0,
+        }
+    }
+
+    /// Fetches `pages` (url, R, title, text) into a new store.
+    fn crawl(path: &std::path::Path, pages: &[(&str, f64, &str, &str)]) -> Store {
+        let mut st = Store::open(path).unwrap();
+        let seeds: Vec<NewUrl> = pages.iter().map(|p| seed(p.0)).collect();
+        st.add_seeds(&seeds).unwrap();
+        let work = st.checkout(pages.len()).unwrap();
+        let batch: Vec<Outcome> = (pages.iter())
+            .map(|(u, r, t, x)| Outcome {
+                oid: work.iter().find(|w| w.url == *u).unwrap().oid,
+                status: DocStatus::Fetched,
+                relevance: *r,
+                log_relevance: r.ln(),
+                title: Some((*t).into()),
+                text: Some((*x).into()),
+                content_hash: Some(format!("{:x}", super::super::fnv64(x))),
+                ..Outcome::default()
+            })
+            .collect();
+        st.record(&batch).unwrap();
+        st
+    }
+
+    const PAGES: [(&str, f64, &str, &str); 4] = [
+        (
+            "http://a.test/",
+            0.05,
+            "Antenna tuner kit",
+            "An antenna tuner antenna tuner matches the antenna to the radio.",
+        ),
+        (
+            "http://b.test/",
+            0.9,
+            "Building a tuner",
+            "How to build an antenna tuner for the shack, with coils.",
+        ),
+        ("http://c.test/", 0.6, "Coils", "Winding coils by hand."),
+        (
+            "http://d.test/",
+            0.0,
+            "Cooking",
+            "Nothing about radio here.",
+        ),
+    ];
+
+    #[test]
+    fn search_finds_recorded_pages_and_ranks_relevant_ones_higher() {
+        let path = temp_db("rank");
+        let st = crawl(&path, &PAGES);
+        let db = st.read();
+        let text = db
+            .search("antenna tuner", 10, SearchRanking::TextOnly)
+            .unwrap();
+        let urls: Vec<&str> = text.iter().map(|h| h.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            ["http://a.test/", "http://b.test/"],
+            "BM25 alone prefers the repeated words"
+        );
+        let both = db
+            .search("antenna tuner", 10, SearchRanking::Combined)
+            .unwrap();
+        let urls: Vec<&str> = both.iter().map(|h| h.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            ["http://b.test/", "http://a.test/"],
+            "R = 0.9 beats R = 0.05"
+        );
+        assert!(
+            both[0]
+                .snippet
+                .contains(&format!("{MARK_START}antenna{MARK_END}")),
+            "{:?}",
+            both[0].snippet
+        );
+        assert_eq!(both[0].title, "Building a tuner");
+        assert!(both[0].fetched_at.is_some());
+        // Stemming and prefixes while typing.
+        assert_eq!(
+            db.search("tuners ", 10, SearchRanking::Combined)
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(
+            db.search("coi", 10, SearchRanking::Combined).unwrap().len(),
+            2
+        );
+        assert!(db
+            .search("\"tuner coils\"", 10, SearchRanking::Combined)
+            .unwrap()
+            .is_empty());
+        assert!(matches!(
+            db.search("\"\"", 10, SearchRanking::Combined),
+            Err(StoreError::BadQuery(_))
+        ));
+        let (index, all) = db.search_index_bytes().unwrap();
+        assert!(index > 0 && index < all, "{index} of {all}");
+    }
+
+    #[test]
+    fn a_changed_revisit_replaces_the_pages_entry() {
+        let path = temp_db("revisit");
+        let mut st = crawl(&path, &PAGES[..1]);
+        let oid: i64 = st
+            .conn()
+            .query_row("SELECT oid FROM doc", [], |r| r.get(0))
+            .unwrap();
+        st.record(&[Outcome {
+            oid,
+            status: DocStatus::Fetched,
+            relevance: 0.5,
+            title: Some("Balun".into()),
+            text: Some("A balun between feed line and dipole.".into()),
+            content_hash: Some("changed".into()),
+            revisit: true,
+            ..Outcome::default()
+        }])
+        .unwrap();
+        let db = st.read();
+        assert!(db
+            .search("antenna", 10, SearchRanking::Combined)
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            db.search("dipole", 10, SearchRanking::Combined)
+                .unwrap()
+                .len(),
+            1
+        );
+        let (news, n) = db.news_since(0.0, 10).unwrap();
+        assert_eq!((n, news[0].kind), (1, crate::store::NewsKind::Changed));
+    }
+
+    #[test]
+    fn a_database_made_before_search_is_indexed_on_first_open_losing_nothing() {
+        let path = temp_db("migrate");
+        let st = crawl(&path, &PAGES);
+        st.conn()
+            .execute_batch(
+                "DROP TABLE page_fts; ALTER TABLE doc DROP COLUMN first_fetched_at;
+                 ALTER TABLE doc DROP COLUMN changed_at; UPDATE meta SET value = 1 WHERE key = 'schema';",
+            )
+            .unwrap();
+        let before = st.read().fetched_pages().unwrap();
+        drop(st);
+        // A reader of the old file is told what to do, not given an SQL error.
+        let ro = crate::store::ReadOnly::open(&path).unwrap();
+        let e = ro
+            .read()
+            .search("coils", 10, SearchRanking::Combined)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no search index"), "{e}");
+        drop(ro);
+        assert!(Store::upgrade(&path).unwrap());
+        assert!(!Store::upgrade(&path).unwrap(), "upgraded once");
+        let ro = crate::store::ReadOnly::open(&path).unwrap();
+        let db = ro.read();
+        assert_eq!(db.fetched_pages().unwrap(), before);
+        assert_eq!(
+            db.search("coils", 10, SearchRanking::Combined)
+                .unwrap()
+                .len(),
+            2
+        );
+        let (news, _) = db.news_since(0.0, 10).unwrap();
+        assert_eq!(
+            news.len(),
+            2,
+            "R >= 0.5 pages count as new from their last fetch"
+        );
+    }
+}

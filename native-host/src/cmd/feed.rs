@@ -1,0 +1,53 @@
+//! `forager feed`: what is new in a crawl as an Atom feed (new relevant pages, pages changed
+//! on a revisit).
+
+use anyhow::{bail, Context, Result};
+use forager::store::Store;
+use std::path::PathBuf;
+
+/// Arguments of `forager feed`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// Crawl database.
+    db: PathBuf,
+    /// Only what is new after this time (RFC 3339, e.g. 2026-11-25T18:00:00Z, or Unix
+    /// seconds); by default everything.
+    #[arg(long)]
+    since: Option<String>,
+    /// The Atom file to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// Replace `--out` if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Runs `forager feed`.
+pub(crate) fn run(a: Args) -> Result<()> {
+    if !a.db.exists() {
+        bail!("{}: no such crawl database", a.db.display());
+    }
+    let since = a
+        .since
+        .as_deref()
+        .map(forager::feed::parse_time)
+        .transpose()?
+        .unwrap_or(0.0);
+    if a.out.exists() && !a.force {
+        bail!("{} exists; pass --force to replace it", a.out.display());
+    }
+    Store::upgrade(&a.db)?;
+    let ro = forager::store::ReadOnly::open(&a.db)?;
+    let abs = std::fs::canonicalize(&a.db).unwrap_or_else(|_| a.db.clone());
+    let id = format!(
+        "urn:forager:crawl:{:016x}",
+        forager::store::fnv64(&abs.to_string_lossy())
+    );
+    let name = a.db.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let title = format!("Forager: new in {}", name.as_deref().unwrap_or("the crawl"));
+    let (xml, n) = forager::feed::atom(&ro.read(), since, &id, &title)?;
+    forager::model_file::write_atomic(&a.out, xml.as_bytes())
+        .with_context(|| format!("writing {}", a.out.display()))?;
+    eprintln!("wrote {} ({n} entries)", a.out.display());
+    Ok(())
+}

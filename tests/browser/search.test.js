@@ -1,0 +1,142 @@
+// @ts-check
+// Searching the crawl and what is new (#30) in headless Chromium with the real native host, on
+// the generated web: (s1) during a running crawl, words typed in the side panel's search box
+// bring up pages the crawl fetched after it started (debounced, as one types), arrows select and
+// Enter opens the page; screenshots of the search in light and dark go to docs/. (s2) "New
+// since you last looked" counts the new relevant pages; marking one seen and then all seen makes
+// the count drop, and a reopened panel starts from the last look.
+//
+// Environment: FORAGER_BIN, CHROMIUM_PATH (helpers/paths.js).
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { handle as handleIn, openExtensionPage, startHostSession, stopHostSession, workerState }
+  from './helpers/chromium.js';
+import { tasks } from './helpers/foldoc.js';
+import { waitFor } from './helpers/harness.js';
+import { CHROMIUM, EXTENSION, FORAGER, REPO } from './helpers/paths.js';
+
+const GOOD = '/Science/Astronomy';
+const DOCS = path.join(REPO, 'docs');
+
+/** @type {import('./helpers/chromium.js').HostSession | null} */
+let session = null;
+/** @type {string[]} */
+const pageErrors = [];
+const S = () => /** @type {import('./helpers/chromium.js').HostSession} */ (session);
+/** @param {any} msg */
+const handle = (msg) => handleIn(S(), msg);
+/** @returns {Promise<any>} */
+const state = () => workerState(S());
+/** @type {import('playwright-core').Page | null} */
+let panel = null;
+const P = () => /** @type {import('playwright-core').Page} */ (panel);
+
+before(async () => {
+  session = await startHostSession({ bin: FORAGER, chromium: CHROMIUM, extension: EXTENSION, name: 'search',
+    web: (tmp) => path.join(tmp, 'web'),
+    prepare: (forager, tmp) => forager(['gen-web', '--out', path.join(tmp, 'web')]) });
+}, { timeout: 120_000 });
+
+after(() => stopHostSession(session));
+
+/** A word of a fetched page's title to search for, and that page. */
+async function wordOfAFetchedPage() {
+  const pages = (await handle({ type: 'recent_pages' })).pages;
+  for (const p of pages) {
+    const word = (p.title ?? '').split(/[^\p{L}\p{N}]+/u).find((/** @type {string} */ w) => w.length >= 5);
+    if (word) return { word: word.toLowerCase(), page: p, fetched: new Set(pages.map((/** @type {any} */ q) => q.url)) };
+  }
+  return null;
+}
+
+test('(s1) during a crawl, typing in the side panel finds pages fetched since it started; arrows and Enter open one', async () => {
+  const topic = (await state()).model.topics.find((/** @type {any} */ t) => t.path === GOOD);
+  await handle({ type: 'set_good', topic: topic.id, good: true });
+  panel = await openExtensionPage(S().ctx, S().extId, 'sidepanel.html', { width: 380, height: 900 }, pageErrors);
+  assert.equal(await P().getAttribute('#search-results', 'data-count'), '0');
+  const task = (await tasks(path.join(S().tmp, 'web'))).find((t) => t.name === 'astronomy');
+  assert.ok(task);
+  // A slow crawl (a delay per host), so that it is still running while the user types.
+  await handle({ type: 'start_crawl', seeds: task.seeds, pages: 400, proxy: S().proxy, delay: 0.3 });
+  const pick = await waitFor('pages with titles fetched', async () => {
+    const w = (await state()).crawl?.fetched >= 15 ? await wordOfAFetchedPage() : null;
+    return w ?? new Error('not yet');
+  }, 60_000);
+  // Typed as a user types: a key at a time (results follow, debounced).
+  await P().click('#search-query');
+  await P().keyboard.type(pick.word, { delay: 40 });
+  await P().waitForSelector('#search-results li', { timeout: 15_000 });
+  assert.equal((await state()).crawl?.state, 'running', 'the crawl still runs');
+  const urls = await P().$$eval('#search-results li', (lis) => lis.map((li) => li.getAttribute('data-url')));
+  const fetched = new Set((await handle({ type: 'recent_pages' })).pages.map((/** @type {any} */ p) => p.url));
+  assert.ok(urls.length > 0 && urls.every((u) => fetched.has(u)), `results are fetched pages: ${urls}`);
+  const marked = await P().$$eval('#search-results mark, #search-results .hit-title',
+    (es) => es.map((e) => e.textContent?.toLowerCase() ?? ''));
+  assert.ok(marked.some((t) => t.includes(pick.word.slice(0, 4))), `the word is shown: ${marked}`);
+  const r = await P().textContent('#search-results li .score');
+  assert.match(r ?? '', /^R \d\.\d\d$/);
+  // More pages come in: the results follow the crawl without retyping.
+  const before = (await state()).crawl?.fetched;
+  await waitFor('more pages fetched', async () => (await state()).crawl?.fetched > before + 10, 60_000);
+  // Keyboard: ↓ ↓ ↑ selects the first result again; Enter opens it in a tab.
+  await P().keyboard.press('ArrowDown');
+  await P().keyboard.press('ArrowDown');
+  await P().keyboard.press('ArrowUp');
+  const selected = await P().getAttribute('#search-results li[aria-selected="true"]', 'data-url');
+  const first = await P().getAttribute('#search-results li:first-child', 'data-url');
+  assert.equal(selected, first);
+  const opened = S().ctx.waitForEvent('page', { timeout: 10_000 });
+  await P().keyboard.press('Enter');
+  const tab = await opened;
+  await tab.waitForLoadState('domcontentloaded').catch(() => {});
+  assert.equal(tab.url(), selected);
+  await tab.close();
+  // A query with no word is explained, not an error from the database.
+  await P().fill('#search-query', '"*( ^');
+  await P().waitForFunction(() => (document.getElementById('search-info')?.textContent ?? '').includes('type a word'));
+  await P().fill('#search-query', '');
+  await P().click('#search-query');
+  await P().keyboard.type(pick.word);
+  await P().waitForSelector('#search-results li');
+  await P().keyboard.press('ArrowDown');
+  await mkdir(DOCS, { recursive: true });
+  for (const scheme of /** @type {const} */ (['light', 'dark'])) {
+    await P().emulateMedia({ colorScheme: scheme });
+    await P().locator('#search').screenshot({ path: path.join(DOCS, `sidepanel-search-${scheme}.png`) });
+  }
+  await P().emulateMedia({ colorScheme: 'light' });
+  assert.deepEqual(pageErrors, []);
+});
+
+test('(s2) "new since you last looked" counts new relevant pages; seen and mark all seen make it drop', async () => {
+  await waitFor('the crawl to end', async () => {
+    const s = (await state()).crawl?.state;
+    if (s === 'running') await handle({ type: 'stop_crawl' });
+    return s === 'idle';
+  }, 60_000);
+  // This panel was opened before the crawl: everything the crawl found relevant is new to it.
+  await P().reload();
+  await P().waitForSelector('body[data-ready="true"]');
+  // The reload is a new look: what is new is counted from the first opening.
+  const count = async () => Number(await P().getAttribute('#news-count', 'data-count'));
+  await waitFor('a new count', async () => (await count()) > 0, 15_000);
+  const n = await count();
+  const items = await P().$$eval('#news-list li', (lis) => lis.map((li) => li.getAttribute('data-kind')));
+  assert.ok(items.length > 0 && items.every((k) => k === 'new'), `${items}`);
+  assert.match(await P().title(), new RegExp(`^\\(${n}\\) `), 'the count is in the panel\'s title');
+  await P().click('#news-list li:first-child button.seen');
+  await P().waitForFunction((k) => document.getElementById('news-count')?.dataset.count === String(k), n - 1);
+  assert.equal(await P().locator('#news-list li').count(), Math.min(items.length - 1, n - 1));
+  await P().click('#news-mark-all');
+  await P().waitForFunction(() => document.getElementById('news-count')?.dataset.count === '0');
+  assert.equal(await P().isVisible('#news-empty'), true);
+  // Reopened, the panel counts from the last look: nothing new.
+  await P().reload();
+  await P().waitForSelector('body[data-ready="true"]');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(await count(), 0);
+  assert.deepEqual(pageErrors, []);
+});
