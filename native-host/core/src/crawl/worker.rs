@@ -41,6 +41,9 @@ pub(super) struct Done {
     pub(super) cause: Option<Cause>,
 }
 
+/// The error kind of a URL whose host does not exist.
+pub(crate) const UNKNOWN_HOST: &str = "unknown-host";
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
 }
@@ -178,6 +181,11 @@ async fn admit(sh: &Shared, oid: i64, url: &url::Url, host: &str) -> Result<Dura
             let o = failure(oid, store::DocStatus::Excluded, e.kind());
             return Err((o, false, None));
         }
+        Verdict::Dead(why) => {
+            // Given up at once: the host does not exist, however often it is asked.
+            let o = failure(oid, store::DocStatus::Failed, UNKNOWN_HOST);
+            return Err((o, false, Some(Cause::Dead(why))));
+        }
         Verdict::Unreachable(e) => {
             let mut o = failure(oid, store::DocStatus::Failed, e.kind());
             o.retry = true;
@@ -233,6 +241,7 @@ impl HopGate for RobotsOnRedirect<'_> {
                 Verdict::Unavailable | Verdict::Unreachable(_) => {
                     Err(FetchError::HopUnavailable(url.to_string()))
                 }
+                Verdict::Dead(why) => Err(FetchError::Redirect(format!("{url}: {why}"))),
             }
         })
     }
