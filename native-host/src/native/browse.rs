@@ -133,6 +133,27 @@ impl Session {
         })
     }
 
+    /// What the crawl did with each URL so far; URLs that do not parse are "refused".
+    pub(super) fn link_fates(&self, urls: &[String]) -> Result<Reply, Refusal> {
+        if urls.len() > MAX_QUEUED {
+            return Err(Refusal::Invalid(format!(
+                "ask about at most {MAX_QUEUED} links (got {})",
+                urls.len()
+            )));
+        }
+        let (ok, canon): (Vec<String>, Vec<url::Url>) = (urls.iter())
+            .filter_map(|s| Some((s.clone(), crate::canon::seed(s).ok()?)))
+            .unzip();
+        let mut fates = self.fates(&ok, &canon)?;
+        for f in &mut fates {
+            if f.fate == "queued" {
+                f.fate = "new";
+                f.why = "not fetched yet".into();
+            }
+        }
+        Ok(Reply::LinkFates { fates })
+    }
+
     /// What queueing each URL does: "queued", or "fetched" / "failed" when the crawl has been
     /// there already (with why, in words).
     fn fates(&self, urls: &[String], canon: &[url::Url]) -> Result<Vec<QueueFate>, Refusal> {

@@ -169,6 +169,11 @@ pub enum Reply {
         /// The crawl's counters.
         status: StatusView,
     },
+    /// `link_fates`: what the crawl did with each URL (those that parse), in order.
+    LinkFates {
+        /// One per URL.
+        fates: Vec<QueueFate>,
+    },
     /// `suggestions`: topics next to the good ones that the good pages keep leading to.
     Suggestions {
         /// Most pages first.

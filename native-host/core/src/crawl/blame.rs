@@ -211,7 +211,10 @@ impl Blame {
         let wait = f.backoff.until.map_or(0.0, |u| {
             u.saturating_duration_since(now).as_secs_f64().ceil()
         });
-        Some(format!("{}; crawl paused, retrying in {wait:.0} s", f.why))
+        Some(format!(
+            "{}; the crawl is paused and tries again in {wait:.0} s",
+            f.why
+        ))
     }
 
     /// True when the crawler has been failing for longer than the give-up time.

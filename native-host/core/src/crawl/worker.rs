@@ -65,8 +65,9 @@ fn hex_hash(s: &str) -> String {
 /// What blame makes of a fetch error.
 fn cause_of(e: &FetchError, proxy: Option<&str>) -> Cause {
     match e {
-        FetchError::Proxy(why) => Cause::Proxy(format!(
-            "proxy {} refuses connections ({why})",
+        // The connection error's own words (an OS error number) stay out of the alarm.
+        FetchError::Proxy(_) => Cause::Proxy(format!(
+            "the proxy {} refuses connections",
             proxy.unwrap_or("?")
         )),
         FetchError::Connect(_) => Cause::Connect,
