@@ -123,6 +123,14 @@ impl Troubles {
         if working || full || kind == "truncated" || kind.starts_with("trap-") {
             return;
         }
+        // robots.txt "unavailable" after a refused or timed-out connection is that connection's
+        // doing: the first, more telling cause stays.
+        let network = |k: &str| matches!(k, "connect" | "timeout" | "dns" | "network");
+        if kind == "robots-unavailable"
+            && (self.hosts.get(host)).is_some_and(|(t, _)| network(&t.kind))
+        {
+            return;
+        }
         let t = HostTrouble {
             host: host.to_owned(),
             url: url.to_owned(),
