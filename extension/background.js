@@ -213,21 +213,34 @@ function setImportStatus(text) {
  * Every open http(s) tab (of every browser window) becomes an example of `topic` (one batch); the
  * tabs Forager may not read are counted, not fatal.
  * @param {number} topic
- * @returns {Promise<{added: number, unreadable: number, errors: string[]}>}
+ * @returns {Promise<{added: number, unreadable: number, errors: string[], fates: {url: string, fate: string}[]}>}
  */
 async function addAllTabs(topic) {
-  const tabs = (await chrome.tabs.query({ windowType: 'normal' }))
-    .filter((t) => t.id !== undefined && /^https?:/i.test(t.url ?? ''));
+  const tabs = (await chrome.tabs.query({ windowType: 'normal' })).filter((t) => t.id !== undefined);
   /** @type {{url: string, text: string}[]} */
   const pages = [];
+  /** @type {{url: string, fate: string}[]} every tab's fate, in tab order */
+  const fates = [];
   for (const t of tabs) {
+    const url = t.url || t.pendingUrl || t.title || 'a tab';
+    if (!/^https?:/i.test(t.url ?? '')) {
+      fates.push({ url, fate: 'skipped: not a web page' });
+      continue;
+    }
     const page = await tabText(/** @type {number} */ (t.id)).catch(() => null);
-    if (page) pages.push({ url: page.url, text: page.text.slice(0, MAX_EXAMPLE_CHARS) });
+    if (page) {
+      pages.push({ url: page.url, text: page.text.slice(0, MAX_EXAMPLE_CHARS) });
+      fates.push({ url: page.url, fate: '' });
+    } else {
+      fates.push({ url, fate: 'unreadable: Forager may not read this page (allow it to read pages)' });
+    }
   }
   const ctx = { port, models };
   try {
-    const { added, errors } = await addExamples(topic, pages, ctx, await models.topics());
-    return { added, unreadable: tabs.length - pages.length, errors };
+    const { added, errors, results } = await addExamples(topic, pages, ctx, await models.topics());
+    const byUrl = new Map(results.map((r) => [r.url, r.fate]));
+    for (const f of fates) if (!f.fate) f.fate = byUrl.get(f.url) ?? 'added';
+    return { added, unreadable: fates.filter((f) => f.fate.startsWith('unreadable')).length, errors, fates };
   } finally {
     await finishBatch(ctx);
     await afterModelChange();

@@ -8,7 +8,7 @@ import { onBroadcast, send } from './lib/messages.js';
 import { installAdvice, openPanel } from './lib/platform.js';
 import { MAX_DELAY, MAX_PAGES } from './lib/protocol.js';
 import { TopicTree } from './lib/tree.js';
-import { $, act, el, showHost, showNotice, statusText, wireNoticeDismiss } from './lib/ui.js';
+import { $, act, el, shortUrl, showHost, showNotice, statusText, wireNoticeDismiss } from './lib/ui.js';
 
 /**
  * @typedef {import('./lib/messages.js').State} State
@@ -60,6 +60,7 @@ function showTopics(topics) {
 }
 
 function showSelection() {
+  showGuide();
   const t = tree.selectedTopic();
   $('selected-path').textContent = t?.path ?? '/';
   const isRoot = !t || t.id === t.parent;
@@ -75,9 +76,10 @@ let interrupted = null;
 
 function showStatus() {
   $('status-line').textContent = hostConnected ? statusText(crawlStatus)
-    : (hostSeen ? 'The Forager host stopped unexpectedly; reconnecting…'
-      : `Crawling needs the Forager host. ${installAdvice()}`) +
-      (hostError ? ` (${hostError})` : '');
+    : hostSeen ? 'The Forager host stopped unexpectedly; reconnecting…'
+      : `Crawling needs the Forager host. ${installAdvice()}`;
+  // The browser's own words are the technical detail: on hover.
+  $('status-line').title = !hostConnected && hostError ? `Details: ${hostError}` : '';
   $('interrupted').hidden = !hostConnected || interrupted === null;
   $('interrupted-text').textContent = `The crawl was interrupted at ${interrupted} pages when the host stopped.`;
   button('retry-host').hidden = hostConnected;
@@ -89,6 +91,41 @@ function showStatus() {
   button('stop-crawl').disabled = !hostConnected || !running;
   button('retry-failed').disabled = !hostConnected;
   button('new-crawl').disabled = !hostConnected || running;
+  // "New crawl: the previous one is kept as ..." is about the moment before this crawl.
+  if (running && $('crawl-note').dataset.kind === 'new-crawl') {
+    $('crawl-note').textContent = '';
+    delete $('crawl-note').dataset.kind;
+  }
+  showGuide();
+}
+
+/** Whether an example was added from this browser since it started (the guide's step 2). */
+let exampleAdded = false;
+const GUIDE_KEY = 'guideExampleAdded';
+
+/**
+ * The first run as four steps, each saying what comes next: a topic, an example from the
+ * current tab, the topic ticked good, Start. Shown until a crawl has fetched something.
+ */
+function showGuide() {
+  const t = tree.selectedTopic();
+  const topics = tree.topics ?? [];
+  const chosen = Boolean(t && t.id !== t.parent);
+  const goodPaths = topics.filter((x) => x.good).map((x) => x.path);
+  const isGood = chosen && goodPaths.some((g) => t?.path === g || t?.path.startsWith(`${g}/`));
+  const running = crawlStatus?.state === 'running' || crawlStatus?.state === 'stopping';
+  /** @type {[boolean, string][]} */
+  const steps = [
+    [chosen, 'Choose your topic in the taxonomy below (click its name), or type a name and press "Add child".'],
+    [exampleAdded, 'Open a web page about it in this tab and press "Add current page as example" (more pages teach it better).'],
+    [isGood, 'Tick the box next to the topic: it becomes good, the topic the crawl looks for.'],
+    [running, 'Press Start: the crawl begins from your examples (or from seed URLs you paste above it).'],
+  ];
+  const next = steps.findIndex(([done]) => !done);
+  $('guide').hidden = (crawlStatus?.fetched ?? 0) > 0 || next === -1;
+  $('guide-steps').replaceChildren(...steps.map(([done, text], i) => el('li',
+    { class: done ? 'done' : i === next ? 'next' : '', 'data-done': String(done) },
+    done ? `✓ ${text}` : i === next ? `Next: ${text}` : text)));
 }
 
 /** @param {State} s */
@@ -102,6 +139,7 @@ function showState(s) {
   $('model-source').textContent = modelLabel(s.model.source, s.model.offlineEdits);
   showTopics(s.model.topics);
   showStatus();
+  showGuide();
   showNotice(s.notice);
   $('import-status').textContent = s.importStatus;
   $('self-train-status').textContent = s.selfTrainStatus;
@@ -167,6 +205,9 @@ button('delete-topic').addEventListener('click', () => act(button('delete-topic'
 button('add-page').addEventListener('click', () => act(button('add-page'), async () => {
   const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
   edited(await send({ type: 'add_tab_example', topic: selected().id, tabId: tab?.id }));
+  exampleAdded = true;
+  chrome.storage.session.set({ [GUIDE_KEY]: true }).catch(() => {});
+  showGuide();
 }));
 // The import runs in the worker (it goes on if the popup closes); its progress comes as broadcasts.
 button('import-bookmarks').addEventListener('click', () => act(button('import-bookmarks'), async () => {
@@ -237,12 +278,39 @@ button('start-crawl').addEventListener('click', () => act(button('start-crawl'),
   if (bad.length) throw new Error(`seeds must be http(s) URLs: ${bad.slice(0, 3).join(', ')}${bad.length > 3 ? ', …' : ''}`);
   // An empty field is sent as null: the worker forgets the value it remembered.
   const { pages, proxy, delay } = crawlOptions();
+  // Only seeds typed here may be on this computer or the local network; the user says so first.
+  const local = seeds.filter(isLocal);
+  if (local.length && privateOk !== seeds.join(' ')) {
+    privateOk = seeds.join(' ');
+    throw new Error(`${local.map((u) => new URL(u).host).join(', ')} ${local.length === 1 ? 'is' : 'are'} on this ` +
+      'computer or your local network. Press Start again to crawl it anyway.');
+  }
+  const restart = crawlStatus?.state === 'running' || crawlStatus?.state === 'stopping';
   const r = await send({ type: 'start_crawl', seeds, apprentice: input('apprentice').checked,
     warc: input('warc').checked, pages, proxy, delay });
   crawlStatus = r.status;
   showNotice(null);
+  const from = seeds.length ? `${seeds.length} seed${seeds.length === 1 ? '' : 's'}` : "your good topics' examples";
+  $('crawl-note').textContent = restart ? `Restarted: the crawl stopped and began again from ${from}.`
+    : `Started from ${from}${r.queued ? `; ${r.queued} links queued first` : ''}.`;
+  $('crawl-note').dataset.kind = 'started';
   showStatus();
 }));
+
+/** The seeds Start was pressed twice for (a local or private seed needs that). */
+let privateOk = '';
+
+/**
+ * Whether a URL's host is this computer or a private network (as the host's `Reach` judges).
+ * @param {string} url
+ */
+function isLocal(url) {
+  let h;
+  try { h = new URL(url).hostname.replace(/^\[|\]$/g, ''); } catch { return false; }
+  return h === 'localhost' || h.endsWith('.localhost') || h.endsWith('.local') || h === '::1' ||
+    /^127\./.test(h) || /^10\./.test(h) || /^192\.168\./.test(h) || /^169\.254\./.test(h) ||
+    /^172\.(1[6-9]|2\d|3[01])\./.test(h) || /^0\./.test(h) || /^f[cd][0-9a-f]{2}:/i.test(h) || /^fe80:/i.test(h);
+}
 button('retry-failed').addEventListener('click', () => act(button('retry-failed'), async () => {
   // The remembered options and a fresh proxy value, as Start would send them.
   const { proxy } = crawlOptions();
@@ -288,10 +356,12 @@ $('examples').addEventListener('toggle', () => act(null, showExamples));
 
 button('add-all-tabs').addEventListener('click', () => act(button('add-all-tabs'), async () => {
   const t = selected();
+  /** @type {{added: number, fates: {url: string, fate: string}[]}} */
   const r = await send({ type: 'add_all_tabs', topic: t.id });
-  $('import-status').textContent = `${r.added} open tab${r.added === 1 ? '' : 's'} added to ${t.path}` +
-    (r.unreadable ? `; ${r.unreadable} Forager may not read (allow it to read pages, below)` : '') +
-    (r.errors.length ? `; ${r.errors.length} refused: ${r.errors.slice(0, 2).join('; ')}` : '');
+  // One line per tab: what became of it.
+  $('import-status').replaceChildren(
+    el('div', {}, `${r.added} of ${r.fates.length} open tab${r.fates.length === 1 ? '' : 's'} added to ${t.path}:`),
+    el('ul', { class: 'fates' }, ...r.fates.map((f) => el('li', { 'data-url': f.url }, `${shortUrl(f.url)}: ${f.fate}`))));
   const s = /** @type {State} */ (await send({ type: 'get_state' }));
   showTopics(s.model.topics);
 }));
@@ -301,6 +371,7 @@ button('new-crawl').addEventListener('click', () => act(button('new-crawl'), asy
   $('crawl-note').textContent = r.kept
     ? `New crawl: the previous one is kept as ${r.kept.split('/').pop()}; Start begins afresh`
     : 'New crawl: Start begins afresh';
+  $('crawl-note').dataset.kind = 'new-crawl';
   showStatus();
 }));
 button('stop-crawl').addEventListener('click', () => act(button('stop-crawl'), async () => {
@@ -373,6 +444,8 @@ seedsBox.addEventListener('input', () => {
 
 act(null, async () => {
   showState(await send({ type: 'get_state' }));
+  exampleAdded = Boolean((await chrome.storage.session.get(GUIDE_KEY))[GUIDE_KEY]);
+  showGuide();
   const draft = (await chrome.storage.session.get(SEEDS_DRAFT_KEY))[SEEDS_DRAFT_KEY];
   if (typeof draft === 'string' && !seedsBox.value) seedsBox.value = draft;
   document.body.dataset.ready = 'true';

@@ -8,10 +8,11 @@
 import { base64ToBytes } from './lib/base64.js';
 import { onBroadcast, send } from './lib/messages.js';
 import { browseShown, showBestLinks, showBrowse, wireLinks } from './lib/links-view.js';
+import { showFailing } from './lib/failing-view.js';
 import { RelevancePlot } from './lib/plot.js';
 import { refreshSuggestions } from './lib/widen-view.js';
 import { searchLive, wireSearch } from './lib/search-view.js';
-import { $, act, el, fixed, shortUrl, showHost, showNotice, tabLink, wireNoticeDismiss } from './lib/ui.js';
+import { $, act, el, fixed, shortUrl, showHost, showNotice, tabLink, waitingText, wireNoticeDismiss } from './lib/ui.js';
 
 /**
  * @typedef {import('./lib/messages.js').State} State
@@ -79,6 +80,9 @@ function showTopicChoices() {
   button('mark-good').title = leaf?.good ? 'already good' : '';
 }
 
+/** @type {Record<string, string>} the monitor's alarm kinds, as people say them */
+const ALARM_WORDS = { diffusion: 'Drifting off your topics', stagnation: 'Running out of relevant pages' };
+
 /** @param {Status | null} s */
 function showStatus(s) {
   lastStatus = s;
@@ -101,17 +105,22 @@ function showStatus(s) {
     e.dataset.value = String(v ?? 0);
   }
   const alarms = Array.isArray(s?.alarms) ? s.alarms : [];
+  // The monitor's alarms in words; its statistics (a z score) are the tooltip.
   const items = alarms.map((a) => typeof a === 'string'
     ? el('li', {}, a)
-    : el('li', { 'data-kind': a.kind }, el('b', {}, `${a.kind}: `), a.detail));
+    : el('li', { 'data-kind': a.kind, title: `Details: ${a.kind}: ${a.detail}` },
+      el('b', {}, `${ALARM_WORDS[a.kind] ?? a.kind}: `), a.detail.replace(/;\s*z = [-\d.]+\s*$/, '')));
   if (live && s?.paused) {
-    items.unshift(el('li', { 'data-kind': 'paused' }, el('b', {}, 'paused: '),
+    items.unshift(el('li', { 'data-kind': 'paused' }, el('b', {}, 'Paused: '),
       `${s.paused}. The crawl retries by itself; no URL loses a try meanwhile.`));
-  } else if (live && s?.hosts_waiting) {
-    items.unshift(el('li', { 'data-kind': 'hosts-waiting' }, el('b', {}, 'waiting: '),
-      `${s.hosts_waiting} failing host${s.hosts_waiting === 1 ? '' : 's'} will be tried again later.`));
+  } else if (live && s?.waiting) {
+    const names = (s.failing ?? []).filter((t) => typeof t.retry_in === 'number').map((t) => t.host);
+    items.unshift(el('li', { 'data-kind': 'waiting' }, el('b', {}, 'Waiting: '),
+      `${waitingText(s.waiting)}${names.length ? ` (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''})` : ''}; ` +
+      'only their URLs are left, and this time is not counted as crawling.'));
   }
   $('alarms').replaceChildren(...items);
+  showFailing(/** @type {HTMLDetailsElement} */ ($('failing-box')), s);
 }
 
 /**
@@ -122,7 +131,7 @@ function showStatus(s) {
 function showLastStop(reason, interrupted) {
   $('last-stop').textContent = interrupted !== null
     ? `last crawl interrupted at ${interrupted} pages: the host stopped (Resume in the popup)`
-    : reason ? `last crawl stopped: ${reason}` : '';
+    : reason ? `Last crawl: ${reason}` : '';
 }
 
 /**
@@ -309,7 +318,7 @@ onBroadcast((b) => {
       } else if (e.type === 'crawl_stopped') {
         refreshSuggestions().catch(() => {});
         showStatus(e.status);
-        $('last-stop').textContent = `last crawl stopped: ${e.reason}`;
+        showLastStop(e.message ?? e.reason, null);
       }
       break;
     }

@@ -65,7 +65,7 @@ export class CrawlView {
       case 'progress': this.status = e.status; break;
       case 'pages': this.addPages(e.pages); break;
       case 'hubs': this.hubs = e.hubs; this.authorities = e.authorities; break;
-      case 'crawl_stopped': this.status = e.status; this.lastStop = e.reason; break;
+      case 'crawl_stopped': this.status = e.status; this.lastStop = e.message ?? e.reason; break;
       default: break;
     }
   }

@@ -27,9 +27,13 @@ const SITES_KEY = 'highlightSites';
 
 /**
  * One scored link, as the side panel lists it.
- * @typedef {{url: string, anchor: string, score: number, topic: string, rule: 'apprentice' | 'context'}} BestLink
+ * @typedef {{url: string, anchor: string, score: number, topic: string, rule: 'apprentice' | 'context',
+ *   fetched?: boolean}} BestLink `topic`: the good topic the link leads to, '' when the page it leads to
+ *   looks like none of the good ones; `fetched`: the crawl has the page already (listed only when too few new
+ *   links are left)
  * @typedef {{tabId: number, url: string, title: string, links: BestLink[], scored: number, marked: number,
- *   rule: 'apprentice' | 'context', instances: number[] | null, ms: number, at: number}} Highlight
+ *   rule: 'apprentice' | 'context', instances: number[] | null, ms: number, at: number,
+ *   leftOut?: number}} Highlight `leftOut`: promising links left out because the crawl fetched them
  * @typedef {import('./protocol.js').HostPort} HostPort
  * @typedef {import('./model.js').ModelStore} ModelStore
  */
@@ -46,6 +50,19 @@ function withoutFragment(url) {
   } catch {
     return url;
   }
+}
+
+/**
+ * Names a link's topic only when it is good (or under a good topic): a tooltip must never say a
+ * link leads to "your topics" and name one that is not.
+ * @param {import('../pkg/forager_classifier.js').ForagerModel} model
+ * @returns {(topic: string) => string}
+ */
+function goodTopic(model) {
+  /** @type {{path: string, good: boolean}[]} */
+  const topics = model.topics();
+  const good = topics.filter((t) => t.good).map((t) => t.path);
+  return (topic) => (good.some((g) => topic === g || topic.startsWith(`${g}/`)) ? topic : '');
 }
 
 export class Highlighter {
@@ -138,19 +155,43 @@ export class Highlighter {
       const had = best.get(target);
       if (!had || scores[i].priority > had.priority) best.set(target, { i, ...scores[i] });
     });
-    const ranked = [...best.values()].sort((a, b) => b.priority - a.priority || a.i - b.i);
-    const marks = ranked.slice(0, MARKED).map((r, k) => ({ i: r.i, href: page.links[r.i].href, rank: k + 1,
-      score: r.score, topic: scores[r.i].topic }));
+    const sorted = [...best.values()].sort((a, b) => b.priority - a.priority || a.i - b.i);
+    // Pages the crawl has (fetched or given up on) are not next links: left out, or at the end.
+    const known = await this.known(sorted.slice(0, 4 * BEST_LINKS).map((r) => page.links[r.i].href));
+    const fresh = sorted.filter((r) => !known.has(page.links[r.i].href));
+    const ranked = fresh.length >= BEST_LINKS ? fresh : [...fresh, ...sorted.filter((r) => known.has(page.links[r.i].href))];
+    const good = goodTopic(await this.model());
+    const marks = ranked.filter((r) => !known.has(page.links[r.i].href)).slice(0, MARKED)
+      .map((r, k) => ({ i: r.i, href: page.links[r.i].href, rank: k + 1, score: r.score, topic: good(scores[r.i].topic) }));
     const [after] = await chrome.scripting.executeScript({ target: { tabId }, func: pageLinks, args: ['mark', marks] });
     this.last = {
       tabId, url: page.url, title: page.title, scored: page.links.length,
       marked: /** @type {import('./page-links.js').PageLinks} */ (after.result).marked,
       rule: scores[0]?.rule ?? (this.instances ? 'apprentice' : 'context'),
       instances: this.instances, ms, at: Date.now(),
+      leftOut: sorted.slice(0, 4 * BEST_LINKS).filter((r) => known.has(page.links[r.i].href)).length -
+        ranked.slice(0, BEST_LINKS).filter((r) => known.has(page.links[r.i].href)).length,
       links: ranked.slice(0, BEST_LINKS).map((r) => ({ url: page.links[r.i].href, anchor: page.links[r.i].anchor,
-        score: r.score, topic: scores[r.i].topic, rule: scores[r.i].rule })),
+        score: r.score, topic: good(scores[r.i].topic), rule: scores[r.i].rule,
+        ...(known.has(page.links[r.i].href) ? { fetched: true } : {}) })),
     };
     return this.last;
+  }
+
+  /**
+   * The URLs among `urls` the crawl has fetched or given up on (none without the host).
+   * @param {string[]} urls
+   * @returns {Promise<Set<string>>}
+   */
+  async known(urls) {
+    if (!this.port.connected || urls.length === 0) return new Set();
+    try {
+      const r = await this.port.request('link_fates', { urls });
+      return new Set(r.fates.filter((f) => f.fate === 'fetched' || f.fate === 'failed').map((f) => f.url));
+    } catch (e) {
+      console.warn('forager: link fates:', e);
+      return new Set();
+    }
   }
 
   /**

@@ -41,13 +41,16 @@ export function showBestLinks(h) {
     (h.rule === 'apprentice'
       ? `scored by the crawl's apprentice (${(h.instances ?? []).reduce((a, b) => a + b, 0)} links learned)`
       : 'scored by the words around each link (no crawl has trained the apprentice yet)') +
-    ` in ${h.ms.toFixed(1)} ms`;
+    ` in ${h.ms.toFixed(1)} ms` +
+    (h.leftOut ? `; ${h.leftOut} already fetched by the crawl left out` : '');
   $('best-links').replaceChildren(...(h?.links ?? []).map((l) => {
-    const a = tabLink(l.url, l.anchor || shortUrl(l.url), el('span', { class: 'url' }, l.topic));
+    const a = tabLink(l.url, l.anchor || shortUrl(l.url), el('span', { class: 'url' },
+      l.fetched ? 'already fetched' : l.topic));
     const q = el('button', { class: 'queue small-button', title: 'put this link at the head of the crawl\'s frontier',
       'aria-label': `queue ${l.anchor || shortUrl(l.url)} for the crawl` }, 'queue');
     q.addEventListener('click', () => act(q, () => queue([l.url], q)));
-    return el('li', { 'data-url': l.url, 'data-score': l.score }, a,
+    if (l.fetched) { q.disabled = true; q.textContent = 'fetched'; }
+    return el('li', { 'data-url': l.url, 'data-score': l.score, 'data-fetched': l.fetched ? 'true' : null }, a,
       el('span', { class: 'score', title: 'predicted relevance of the page it leads to' }, l.score.toFixed(2)), q);
   }));
   const site = h ? httpOrigin(h.url) : null;
@@ -56,18 +59,27 @@ export function showBestLinks(h) {
 }
 
 /**
- * Queues `urls` for the crawl and says where they went.
+ * Queues `urls` for the crawl and says, one line per link, what happened to each: queued, or
+ * not queued because the crawl fetched it (or gave up on it) already.
  * @param {string[]} urls
  * @param {HTMLButtonElement} b
  */
 async function queue(urls, b) {
+  /** @type {{queued: number, running: boolean, fates?: import('./protocol.js').LinkFate[]}} */
   const r = await send({ type: 'queue_links', urls });
   showNotice(null);
-  b.textContent = 'queued';
+  const fates = r.fates ?? [];
+  b.textContent = r.queued ? 'queued' : 'not queued';
   b.disabled = true;
-  $('highlight-info').textContent = r.running
-    ? `${r.queued} link${r.queued === 1 ? '' : 's'} queued at the head of the running crawl's frontier`
-    : `${r.queued} link${r.queued === 1 ? '' : 's'} queued: the next crawl starts with ${r.queued === 1 ? 'it' : 'them'}`;
+  const where = r.running ? "at the head of the running crawl's frontier" : 'for the next crawl';
+  $('highlight-info').replaceChildren(
+    r.queued ? `${r.queued} link${r.queued === 1 ? '' : 's'} queued ${where}` : 'Nothing queued',
+    ...(fates.length > 1 || r.queued === 0 ? [el('ul', { class: 'fates' }, ...fates.map((f) =>
+      el('li', { 'data-url': f.url, 'data-fate': f.fate }, `${shortUrl(f.url)}: ${f.why}`)))] : []));
+  for (const f of fates) {
+    const li = document.querySelector(`#best-links li[data-url="${CSS.escape(f.url)}"]`);
+    if (li) li.setAttribute('data-fate', f.fate);
+  }
 }
 
 /**

@@ -158,7 +158,7 @@ export function pageLinks(action, marks = []) {
       if (l.el.hasAttribute('title')) l.el.setAttribute(SAVED_TITLE, l.el.getAttribute('title') ?? '');
       l.el.setAttribute(MARK, String(m.rank));
       l.el.setAttribute('title', `Forager #${m.rank}: ${Math.round(m.score * 100)}% likely to lead to ` +
-        `your topics (${m.topic})`);
+        (m.topic ? `your topic ${m.topic}` : 'your good topics'));
     }
   }
   return {

@@ -21,8 +21,14 @@ export const MAX_DELAY = 60;
  * @typedef {{state: 'idle' | 'running' | 'stopping', fetched: number, frontier: number,
  *   pages_per_sec: number, errors: number, recent_relevance: number,
  *   alarms?: (Alarm | string)[], paused?: string | null, hosts_waiting?: number,
- *   parked?: number, distill_every?: number}} Status `alarms`: sent by hosts with the crawl monitor; `paused`: why every
- *   fetch fails for the crawler's own reason (a dead proxy), while the crawl waits and retries
+ *   parked?: number, distill_every?: number, failing?: HostTrouble[], failing_hosts?: number,
+ *   waiting?: {secs: number, hosts: number} | null, idle_secs?: number}} Status `alarms`: sent by hosts with the
+ *   crawl monitor; `paused`: why every fetch fails for the crawler's own reason (a dead proxy), while the crawl
+ *   waits and retries; `failing`: the failing hosts (cause in words, a URL, seconds to the next try), waiting
+ *   ones first; `waiting`: while only URLs of failing hosts are left, how long until the next try
+ * @typedef {{host: string, url: string, why: string, kind: string, retry_in?: number | null}} HostTrouble
+ * @typedef {{url: string, fate: 'queued' | 'fetched' | 'failed' | 'new', why: string}} LinkFate what the
+ *   crawl did with a URL: `queued` (by this request), `new` (not fetched yet), `fetched`, `failed` (given up on)
  * @typedef {{id: number, parent: number, path: string, name: string, title: string, good: boolean,
  *   examples: number, subtree_examples: number, self_trained?: number}} TopicInfo
  * @typedef {{seq: number, url: string, relevance: number, title: string}} Page
@@ -56,7 +62,9 @@ export const MAX_DELAY = 60;
  *     result: {topics: TopicInfo[], not_relevant: string[]}},
  *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
  *   get_apprentice: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
- *   queue_links: {fields: {urls: string[]}, result: {queued: number, running: boolean, status: Status}},
+ *   queue_links: {fields: {urls: string[]}, result: {queued: number, running: boolean, fates: LinkFate[],
+ *     status: Status}},
+ *   link_fates: {fields: {urls: string[]}, result: {fates: LinkFate[]}},
  *   suggestions: {fields: {}, result: {suggestions: Suggestion[]}},
  *   export: {fields: {what: ExportWhat, format?: 'csv' | 'jsonl', offset: number},
  *     result: {total: number, offset: number, data: string}},
@@ -96,7 +104,8 @@ export const MAX_DELAY = 60;
  * @typedef {{type: 'progress', status: Status}
  *   | {type: 'pages', pages: Page[]}
  *   | {type: 'hubs', hubs: Hub[], authorities: Hub[]}
- *   | {type: 'crawl_stopped', reason: string, status: Status}} HostEvent
+ *   | {type: 'crawl_stopped', reason: string, message?: string, status: Status}} HostEvent `reason`: a
+ *   code (`PageBudget`...); `message`: why, as a sentence for people
  */
 
 /**
@@ -117,6 +126,16 @@ export const MAX_DELAY = 60;
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000, 30000];
 const DEFAULT_TIMEOUT_MS = 30000;
 
+/**
+ * A message as a sentence: a capital first letter and a full stop.
+ * @param {string} s
+ */
+export function sentence(s) {
+  const t = s.trim();
+  if (!t) return t;
+  return t[0].toUpperCase() + t.slice(1) + (/[.!?)]$/.test(t) ? '' : '.');
+}
+
 /** The host refused a request; `code` says what kind of refusal it was. */
 export class HostRefusal extends Error {
   /**
@@ -125,6 +144,8 @@ export class HostRefusal extends Error {
    */
   constructor(message, code) {
     super(message);
+    /** @type {string} the technical detail (the request, the code), shown on demand */
+    this.detail = '';
     this.name = 'HostRefusal';
     this.code = code;
   }
@@ -307,7 +328,7 @@ export class HostPort {
       if (this.port !== port) return;
       const err = globalThis.chrome?.runtime?.lastError?.message;
       this.port = null;
-      this.lost(err || 'the host exited');
+      this.lost(err || (this.state.seen ? 'the Forager host stopped' : 'no Forager host answered'));
     });
     this.handshake = this.send('hello', { version: PROTOCOL_VERSION }, this.timeoutMs).then(
       async (hello) => {
@@ -335,7 +356,7 @@ export class HostPort {
    * @param {string} reason
    */
   lost(reason) {
-    this.failAll(`host disconnected: ${reason}`);
+    this.failAll(`The Forager host is not connected (${reason}).`);
     this.setState({ connected: false, connecting: false, host: null, error: reason });
     if (this.stopped || this.retryTimer) return;
     const delay = BACKOFF_MS[Math.min(this.state.attempts, BACKOFF_MS.length) - 1] ?? BACKOFF_MS[0];
@@ -363,7 +384,12 @@ export class HostPort {
       this.pending.delete(msg.id);
       clearTimeout(p.timer);
       if (msg.ok) p.resolve(msg.result);
-      else p.reject(new HostRefusal(`host: ${msg.error ?? 'unknown error'} (${p.type})`, msg.code));
+      else {
+        // The host's sentence as it is; the request and the code are the technical detail.
+        const refusal = new HostRefusal(sentence(msg.error ?? 'the Forager host refused without saying why'), msg.code);
+        refusal.detail = `request ${p.type}, refusal code ${msg.code ?? 'none'}`;
+        p.reject(refusal);
+      }
       return;
     }
     for (const fn of this.eventListeners) {

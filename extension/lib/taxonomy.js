@@ -56,6 +56,12 @@ export async function applyEdit(edit, { port, models }, { batch = false, seen } 
       throw e;
     }
     if (batch) return { ...pick(r), topics: r.topics, offline: false };
+    if (edit.type === 'set_good' && keptInStep(edit, await models.get())) {
+      // A flag: the same edit on the browser's copy keeps it in step without downloading the
+      // whole model again (2 s for a FOLDOC-sized model, #29). Cached in the background.
+      models.save().catch((e) => console.warn('forager: caching the model:', e));
+      return { ...pick(r), topics: r.topics, offline: false };
+    }
     await models.refreshFromHost(port);
     return { ...pick(r), topics: await models.topics(), offline: false };
   }
@@ -67,6 +73,21 @@ export async function applyEdit(edit, { port, models }, { batch = false, seen } 
   log.push({ ...edit, paths });
   await chrome.storage.local.set({ [LOG_KEY]: log });
   return { ...r, topics: model.topics(), offline: true };
+}
+
+/**
+ * Applies a `set_good` the host made to the browser's copy too; false when the copy could not
+ * take it (another copy of the taxonomy: then it is downloaded).
+ * @param {TopicEdit} edit
+ * @param {import('../pkg/forager_classifier.js').ForagerModel} model
+ */
+function keptInStep(edit, model) {
+  try {
+    applyLocal(edit, model);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -119,24 +140,29 @@ export async function importFolders(folders, ctx) {
  * @param {{url: string, text: string}[]} pages
  * @param {{port: HostPort, models: ModelStore}} ctx
  * @param {TopicInfo[]} seen
- * @returns {Promise<{added: number, errors: string[], topics: TopicInfo[]}>}
+ * @returns {Promise<{added: number, errors: string[], topics: TopicInfo[],
+ *   results: {url: string, fate: string}[]}>}
  */
 export async function addExamples(topic, pages, ctx, seen) {
   let topics = seen;
   let added = 0;
   /** @type {string[]} */
   const errors = [];
+  /** @type {{url: string, fate: string}[]} each page's fate, in order */
+  const results = [];
   for (const page of pages) {
     try {
       const r = await applyEdit({ type: 'add_example', topic, url: page.url, text: page.text }, ctx,
         { batch: true, seen: topics });
       topics = r.topics;
       added++;
+      results.push({ url: page.url, fate: r.moved_from ? `added (moved from ${r.moved_from})` : 'added' });
     } catch (e) {
       errors.push(`${page.url}: ${errorText(e)}`);
+      results.push({ url: page.url, fate: `not added: ${errorText(e)}` });
     }
   }
-  return { added, errors, topics };
+  return { added, errors, topics, results };
 }
 
 /**

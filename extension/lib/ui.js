@@ -85,8 +85,18 @@ export function showHost(host) {
  */
 export function statusText(s) {
   if (!s) return 'no crawl status';
+  const live = s.state === 'running' || s.state === 'stopping';
   return `${s.state} · fetched ${s.fetched} · frontier ${s.frontier} · ${fixed(s.pages_per_sec, 1)} pages/s` +
-    (s.errors ? ` · ${s.errors} errors` : '') + (s.paused ? ` · PAUSED: ${s.paused}` : '');
+    (s.errors ? ` · ${s.errors} given up` : '') + (live && s.paused ? ` · paused: ${s.paused}` : '') +
+    (live && !s.paused && s.waiting ? ` · ${waitingText(s.waiting)}` : '');
+}
+
+/**
+ * "waiting 40 s for 3 failing hosts"
+ * @param {{secs: number, hosts: number}} w
+ */
+export function waitingText(w) {
+  return `waiting ${Math.round(w.secs)} s for ${w.hosts} failing host${w.hosts === 1 ? '' : 's'}`;
 }
 
 /**
@@ -98,11 +108,14 @@ export function fixed(x, digits) {
 }
 
 /**
- * Shows an error or notice in `#notice` (hidden when empty).
+ * Shows an error or notice in `#notice` (hidden when empty); the technical detail, if any, is its
+ * tooltip.
  * @param {string | null} text
+ * @param {string} [detail]
  */
-export function showNotice(text) {
+export function showNotice(text, detail = '') {
   $('notice-text').textContent = text ?? '';
+  $('notice-text').title = detail ? `Details: ${detail}` : '';
   $('notice').hidden = !text;
 }
 
@@ -129,7 +142,7 @@ export async function act(button, fn) {
   try {
     await fn();
   } catch (e) {
-    showNotice(e instanceof Error ? e.message : String(e));
+    showNotice(e instanceof Error ? e.message : String(e), /** @type {any} */ (e)?.detail ?? '');
   } finally {
     if (button) button.disabled = false;
   }

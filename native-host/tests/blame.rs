@@ -28,6 +28,8 @@ struct Site {
     crawl_delay: u32,
     /// Pages never answer (the connection hangs).
     hang: bool,
+    /// Every request answers 502, as a forward proxy does for a host it does not know.
+    gateway: bool,
 }
 
 /// A loopback site of pages `/p/0` … `/p/99`, each linking to the next five; counts requests
@@ -74,6 +76,9 @@ async fn respond(path: &str, site: Site, robots_seen: &AtomicUsize) -> Response<
             .body(Full::new(Bytes::from(body)))
             .unwrap()
     };
+    if site.gateway {
+        return text(502, "unknown host\n".into(), "text/plain");
+    }
     if path == "/robots.txt" {
         if robots_seen.fetch_add(1, Ordering::SeqCst) < site.robots_503 {
             return text(503, "busy".into(), "text/plain");
@@ -339,4 +344,100 @@ async fn a_stop_is_prompt_behind_a_crawl_delay_and_a_second_writer_is_refused() 
         .filter(|(p, n)| p.starts_with("/p/") && **n > 1)
         .collect();
     assert!(twice.is_empty(), "{twice:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_does_not_exist_is_given_up_at_once_through_a_proxy_or_by_its_name() {
+    let dir = common::tmp("blame-dead");
+    // Through a proxy that answers 502 for it (serve-web and nginx do for unknown hosts).
+    let proxy = serve(
+        [127, 0, 0, 1],
+        Site {
+            gateway: true,
+            ..Site::default()
+        },
+    )
+    .await;
+    let db = dir.join("proxied.db");
+    let urls: Vec<String> = (0..30)
+        .map(|i| format!("http://nowhere.test/p/{i}"))
+        .collect();
+    let t = Instant::now();
+    let (reason, p) = crawl_until(
+        seeded(&db, &urls),
+        // Backoff as by default: a dead host must not wait for it.
+        config(Some(format!("http://{}", proxy.addr)), 10_000),
+        std::future::pending(),
+    )
+    .await;
+    let took = t.elapsed();
+    assert_eq!(reason, StopReason::FrontierEmpty, "{p:?}");
+    assert!(took < Duration::from_secs(5), "ended in {took:?}");
+    assert!(p.idle_secs < 1.0, "no idle tail: {p:?}");
+    let r = rows(&db);
+    assert!(
+        r.iter()
+            .all(|(st, tries, e)| *st == 3 && *tries == 1 && e.as_deref() == Some("unknown-host")),
+        "every URL given up at once as an unknown host: {r:?}"
+    );
+    // robots.txt asked twice (one confirmation), nothing else.
+    let asked: usize = proxy.hits.lock().unwrap().values().sum();
+    assert_eq!(asked, 2, "{:?}", proxy.hits.lock().unwrap());
+    assert_eq!(p.failing_hosts, 1);
+    assert_eq!(p.failing[0].host, "nowhere.test");
+    assert!(p.failing[0].why.contains("unknown host"), "{:?}", p.failing);
+    let said = crawl::words::stop_in_words(reason, &p, 0);
+    assert!(
+        said.contains("nowhere.test: unknown host") && said.contains("http://nowhere.test/p/"),
+        "{said}"
+    );
+
+    // A name that does not resolve (RFC 6761: .invalid never does).
+    let db = dir.join("dns.db");
+    let t = Instant::now();
+    let (reason, p) = crawl_until(
+        seeded(&db, &["http://bandwith-archive.invalid/a".to_owned()]),
+        config(None, 10_000),
+        std::future::pending(),
+    )
+    .await;
+    assert_eq!(reason, StopReason::FrontierEmpty, "{p:?}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_eq!(rows(&db)[0].2.as_deref(), Some("unknown-host"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_a_failing_host_is_named_and_not_counted_as_crawling() {
+    let dir = common::tmp("blame-idle");
+    let db = dir.join("c.db");
+    let refused = format!("http://127.0.0.1:{}/p/0", dead_port());
+    let mut waits = Vec::new();
+    let model = forager::native::starter_model();
+    let (reason, p) = crawl::run(
+        seeded(&db, &[refused]),
+        model.clone().classifier(),
+        config(None, 300),
+        std::future::pending(),
+        |p| waits.extend(p.waiting.clone()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(reason, StopReason::FrontierEmpty, "{p:?}");
+    assert!(
+        waits.iter().any(|w| w.hosts == 1 && w.secs > 0.0),
+        "the progress said what it waits for: {waits:?}"
+    );
+    // Backoffs of 0.3 + 0.6 + 1.2 s with nothing else to do.
+    assert!(
+        p.idle_secs >= 1.5,
+        "idle {:.2} s of {:.2}",
+        p.idle_secs,
+        p.elapsed
+    );
+    assert!(p.idle_secs <= p.elapsed, "{p:?}");
+    assert!(
+        p.failing.iter().any(|t| t.why.contains("refused")),
+        "{:?}",
+        p.failing
+    );
 }

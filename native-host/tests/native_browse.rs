@@ -178,3 +178,86 @@ fn the_census_suggests_the_planted_neighbour_and_nothing_on_a_plain_web() {
         "{plain}"
     );
 }
+
+/// A loopback server that counts every request it gets (a local admin page, say).
+fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let h = hits.clone();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 2048];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 20\r\n\r\n<p>admin secret</p>",
+            );
+        }
+    });
+    (port, hits)
+}
+
+#[test]
+fn a_link_queued_from_a_page_is_never_a_trusted_seed_and_each_fate_is_reported() {
+    // #28 defect 5: a page's link to a private address, queued with no crawl running, must not
+    // be fetched by the next crawl (only the user's own seeds may open a private address).
+    let home = tmp("native-queue-trust");
+    let (mut server, proxy, seeds) = serve_generated_web(&home);
+    let (port, hits) = counting_server();
+    let admin = format!("http://127.0.0.1:{port}/admin");
+    let mut h = Host::start(&home.join("host"));
+    h.request(json!({"id": 1, "type": "hello", "version": 1}));
+    mark_astronomy_good(&mut h);
+    let r = h.request(json!({"id": 2, "type": "queue_links", "urls": [admin]}));
+    assert_eq!(r["result"]["queued"], 1, "{r}");
+    assert_eq!(r["result"]["fates"][0]["fate"], "queued", "{r}");
+    let r = h.request(
+        json!({"id": 3, "type": "start_crawl", "seeds": seeds, "pages": 30, "proxy": proxy, "delay": 0}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    until_stopped(&mut h);
+    let db = home.join("host").join("crawl.db");
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the admin page was never asked"
+    );
+    let conn = forager::store::Store::open_read_only(&db).unwrap();
+    let (depth, error): (i64, Option<String>) = conn
+        .query_row(
+            "SELECT depth, error FROM doc WHERE url = ?1",
+            [format!("http://127.0.0.1:{port}/admin")],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(depth, 1, "queued links are not seeds");
+    assert_eq!(error.as_deref(), Some("private-address"));
+    // Queueing a page the crawl fetched, one it gave up on and a new one: one fate each.
+    let fetched: String = conn
+        .query_row("SELECT url FROM doc WHERE status = 2 LIMIT 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    drop(conn);
+    let r = h.request(json!({"id": 4, "type": "queue_links",
+        "urls": [fetched, admin, "http://new-page.test/x"]}));
+    let fates: Vec<&str> = (r["result"]["fates"].as_array().unwrap().iter())
+        .map(|f| f["fate"].as_str().unwrap())
+        .collect();
+    assert_eq!(fates, ["fetched", "failed", "queued"], "{r}");
+    assert_eq!(r["result"]["queued"], 1, "{r}");
+    assert!(
+        r["result"]["fates"][1]["why"]
+            .as_str()
+            .unwrap()
+            .contains("local or private address"),
+        "{r}"
+    );
+    let r =
+        h.request(json!({"id": 5, "type": "link_fates", "urls": [fetched, "http://other.test/"]}));
+    assert_eq!(r["result"]["fates"][0]["fate"], "fetched", "{r}");
+    assert_eq!(r["result"]["fates"][1]["fate"], "new", "{r}");
+    let _ = server.kill();
+}

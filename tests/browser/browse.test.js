@@ -116,7 +116,8 @@ test('(w2) with the crawl\'s apprentice: marks present, native scores, nothing m
       outline: getComputedStyle(a).outlineStyle, href: /** @type {HTMLAnchorElement} */ (a).href })));
   assert.equal(marks.length, h.marked);
   for (const m of marks) {
-    assert.match(m.title ?? '', /^Forager #\d: \d+% likely to lead to your topics \(\/.+\)$/);
+    // A topic is named only when it is good (#29): here, the good topic or a topic under it.
+    assert.match(m.title ?? '', /^Forager #\d: \d+% likely to lead to (your topic \/Computing\/Networking(\/.+)?|your good topics)$/);
     assert.equal(m.outline, 'solid');
   }
   assert.equal(h.links[0].url, marks.find((m) => m.rank === '1')?.href, 'the best link is marked #1');
@@ -181,6 +182,39 @@ test('(w2b) parity on sampled FOLDOC pages: the same leaves, links and scores as
   console.log(`# parity: ${sampled.length} pages, ${links} links, scores equal to 1e-9`);
   await tab.goto(/** @type {any} */ (S.page).url, { waitUntil: 'load' });
   await clickToolbarButton(S.ctx, tab, S.extId);
+});
+
+test('(w2c) best next links after a crawl hold no fetched page unless marked so; queueing a fetched page says so', async () => {
+  assert.ok(S.ctx && S.tab);
+  const h = await handle({ type: 'highlight_links', tabId: S.tabId });
+  assert.ok(h.links.length > 0, 'links listed');
+  let fetchedListed = 0;
+  for (const l of h.links) {
+    const d = await doc(l.url);
+    const has = Boolean(d && d.status !== 0);
+    if (has) fetchedListed++;
+    assert.equal(Boolean(l.fetched), has, `${l.url}: in the crawl ${has}, marked fetched ${Boolean(l.fetched)}`);
+  }
+  // Marked ones, if any, come after every new one.
+  const firstMarked = h.links.findIndex((/** @type {any} */ l) => l.fetched);
+  assert.ok(firstMarked === -1 || h.links.slice(firstMarked).every((/** @type {any} */ l) => l.fetched));
+  console.log(`# best next links: ${h.links.length} listed, ${fetchedListed} marked already fetched, ` +
+    `${h.leftOut ?? 0} fetched left out`);
+  // Queueing a page the crawl fetched: nothing queued, and the reply and the panel say why.
+  const { stdout } = await forager(['sql', path.join(S.home, 'crawl.db'), 'SELECT url FROM doc WHERE status = 2 LIMIT 1']);
+  const fetched = stdout.trim().split('\n').pop() ?? '';
+  const r = await handle({ type: 'queue_links', urls: [fetched] });
+  assert.equal(r.queued, 0, JSON.stringify(r));
+  assert.equal(r.fates[0].fate, 'fetched');
+  assert.match(r.fates[0].why, /already fetched/);
+  // The panel's queue button on that page (put in the listed links as a stale list would have it).
+  await inWorker(S.worker, (u) => /** @type {any} */ (globalThis).forager.highlighter.last.links
+    .unshift({ url: u, anchor: 'a fetched page', score: 0.9, topic: '', rule: 'apprentice' }), fetched);
+  const panel = await openExtensionPage(S.ctx, S.extId, 'sidepanel.html', { width: 380, height: 900 }, S.pageErrors);
+  await panel.click(`#best-links li[data-url="${fetched}"] button.queue`);
+  await panel.waitForSelector(`#highlight-info li[data-fate="fetched"]`, { timeout: 10_000 });
+  assert.match(await panel.textContent('#highlight-info') ?? '', /Nothing queued.*already fetched/);
+  await panel.close();
 });
 
 test('(w3) "best next links" in the side panel; one queued is fetched next by the running crawl', async () => {

@@ -578,7 +578,7 @@ test('(p) a dead proxy pauses the crawl with an alarm and burns no URL; the righ
   await panel.waitForSelector('#alarms li[data-kind="paused"]', { timeout: 20_000 });
   const alarm = await panel.textContent('#alarms li[data-kind="paused"]') ?? '';
   assert.match(alarm, new RegExp(`proxy http://127\\.0\\.0\\.1:${dead} refuses connections`));
-  assert.match(await popup.textContent('#status-line') ?? '', /PAUSED: proxy/);
+  assert.match(await popup.textContent('#status-line') ?? '', /paused: the proxy/);
   await popup.click('#stop-crawl');
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 15_000 });
   const db = path.join(S.home, 'crawl.db');
@@ -837,7 +837,7 @@ test('(k) alarms in a Status are listed in the side panel and cleared when gone'
     /** @type {any} */ (globalThis).forager.port.receive({ type: 'progress', status: st }), { ...status, alarms });
   await deliver([{ kind: 'diffusion', detail: 'relevance fell by half' }]);
   await S.panel.waitForSelector('#alarms li[data-kind="diffusion"]', { timeout: 5000 });
-  assert.match(await S.panel.textContent('#alarms') ?? '', /diffusion: relevance fell by half/);
+  assert.match(await S.panel.textContent('#alarms') ?? '', /Drifting off your topics: relevance fell by half/);
   await deliver([]);
   await S.panel.waitForFunction(() => document.querySelectorAll('#alarms li').length === 0, null, { timeout: 5000 });
 });
@@ -1006,13 +1006,14 @@ test('(v) "Add all open tabs" adds every open web page it may read and accounts 
   await popup.waitForFunction(() => /open tabs? added to/.test(document.getElementById('import-status')?.textContent ?? ''),
     null, { timeout: 20_000 });
   const text = await popup.textContent('#import-status') ?? '';
-  const added = Number(text.match(/^(\d+) open tab/)?.[1]);
-  const unreadable = Number(text.match(/; (\d+) Forager may not read/)?.[1] ?? 0);
-  const refused = Number(text.match(/; (\d+) refused/)?.[1] ?? 0);
-  const open = await inWorker(async () => (await chrome.tabs.query({ windowType: 'normal' }))
-    .filter((t) => /^https?:/.test(t.url ?? '')).length);
+  const added = Number(text.match(/^(\d+) of (\d+) open tabs? added/)?.[1]);
+  // One line per tab, each saying what became of it (#29: no tab skipped silently).
+  const lines = await popup.$$eval('#import-status li', (lis) => lis.map((li) => li.textContent ?? ''));
+  const open = await inWorker(async () => (await chrome.tabs.query({ windowType: 'normal' })).length);
   assert.ok(added >= 1, `the new tab was added: ${text}`);
-  assert.equal(added + unreadable + refused, open, `every open web page accounted for: ${text}`);
+  assert.equal(lines.length, open, `every open tab accounted for in one line: ${text}`);
+  assert.equal(lines.filter((l) => /: added/.test(l)).length, added, text);
+  for (const l of lines) assert.match(l, /: (added|skipped: not a web page|unreadable: |not added: )/, l);
   const after = await hostTopics();
   assert.equal(after.find((t) => t.id === to.id)?.examples, to.examples + added, 'on the host');
   await popup.close();

@@ -19,6 +19,9 @@ pub enum Rules {
     AllowAll,
     /// Server error or unreachable: nothing allowed.
     Unavailable,
+    /// The host does not exist (its name does not resolve, or the proxy says it knows no such
+    /// host), confirmed by a second try: nothing of it can be fetched in this crawl.
+    Dead(String),
 }
 
 /// Rules with the time after which they must be fetched again.
@@ -40,6 +43,37 @@ pub enum Verdict {
     /// robots.txt could not be fetched just now, for this reason (the proxy's failures are
     /// not cached: they say nothing about the host).
     Unreachable(FetchError),
+    /// The host does not exist, for this reason: its URLs are given up at once.
+    Dead(String),
+}
+
+/// Why an answer (or its absence) says the host does not exist: its name does not resolve,
+/// or the crawler's forward proxy answers 502 (it found no such host).
+fn no_such_host(
+    fetcher: &Fetcher,
+    answer: &Result<crate::fetch::Fetched, FetchError>,
+) -> Option<String> {
+    match answer {
+        Err(FetchError::Dns(chain)) if name_not_known(chain) => {
+            Some("unknown host: the name does not exist".to_owned())
+        }
+        Ok(r) if r.status == 502 && fetcher.config().proxy.is_some() => {
+            Some("unknown host: the proxy cannot reach it (502)".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// The resolver's answer says the name does not exist (not that it could not ask just now).
+pub fn name_not_known(chain: &str) -> bool {
+    [
+        "Name or service not known",
+        "No address associated with hostname",
+        "nodename nor servname provided",
+        "No such host is known",
+    ]
+    .iter()
+    .any(|m| chain.contains(m))
 }
 
 /// Per-host robots.txt cache shared by all fetch workers.
@@ -55,6 +89,8 @@ pub const AGENT: &str = "Forager";
 
 /// How long an unreachable robots.txt blocks its host before it is asked again.
 const UNAVAILABLE_FOR: Duration = Duration::from_secs(600);
+/// The pause before the second try that confirms a host does not exist.
+const CONFIRM_AFTER: Duration = Duration::from_millis(200);
 /// How long fetched rules are trusted (RFC 9309 §2.4: no more than 24 hours).
 const RULES_FOR: Duration = Duration::from_secs(24 * 3600);
 
@@ -92,7 +128,20 @@ impl RobotsCache {
         let mut failed = None;
         let got = cell
             .get_or_try_init(|| async {
-                let rules = match fetcher.get(&format!("{origin}/robots.txt")).await {
+                let robots = format!("{origin}/robots.txt");
+                let mut answer = fetcher.get(&robots).await;
+                if let Some(why) = no_such_host(fetcher, &answer) {
+                    // One confirmation: a host that does not exist fails the same way twice.
+                    tokio::time::sleep(CONFIRM_AFTER).await;
+                    answer = fetcher.get(&robots).await;
+                    if no_such_host(fetcher, &answer).is_some() {
+                        return Ok(Entry {
+                            rules: Rules::Dead(why),
+                            until: Instant::now() + RULES_FOR,
+                        });
+                    }
+                }
+                let rules = match answer {
                     Ok(r) if r.status < 300 => match Robot::new(&self.agent, &r.body) {
                         Ok(robot) => Rules::Parsed(Box::new(robot)),
                         Err(_) => Rules::AllowAll,
@@ -123,6 +172,7 @@ impl RobotsCache {
         match &rules.rules {
             Rules::AllowAll => Verdict::Allowed(None),
             Rules::Unavailable => Verdict::Unavailable,
+            Rules::Dead(why) => Verdict::Dead(why.clone()),
             Rules::Parsed(robot) => {
                 if robot.allowed(url.as_str()) {
                     Verdict::Allowed(

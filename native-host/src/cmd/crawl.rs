@@ -201,6 +201,15 @@ pub(crate) fn run(a: Args) -> Result<()> {
         if let Some(why) = &p.paused {
             eprintln!("the crawl could not reach the web: {why}");
         }
+        let in_run = p.fetched.saturating_sub(prepared.fetched);
+        eprintln!("{}", forager::crawl::words::stop_in_words(reason, &p, in_run));
+        if in_run > 0 && p.failing_hosts > 0 {
+            eprintln!(
+                "failing hosts: {}",
+                forager::crawl::words::troubles_in_words(&p.failing, p.failing_hosts)
+            );
+        }
+        eprintln!("waited {:.1} s of {:.1} s with only failing hosts' URLs left", p.idle_secs, p.elapsed);
         if let Some(s) = server {
             s.shutdown().await;
         }
@@ -346,9 +355,16 @@ fn show_progress(bar: &indicatif::ProgressBar, json: bool, p: &forager::crawl::P
         return;
     }
     bar.set_position(p.fetched);
-    bar.set_message(match &p.paused {
-        Some(why) => format!("PAUSED: {why}"),
-        None => format!(
+    bar.set_message(match (&p.paused, &p.waiting) {
+        (Some(why), _) => format!("PAUSED: {why}"),
+        (None, Some(w)) => format!(
+            "waiting {:.0} s for {} failing host{} ({})",
+            w.secs,
+            w.hosts,
+            if w.hosts == 1 { "" } else { "s" },
+            forager::crawl::words::troubles_in_words(&p.failing, p.failing_hosts)
+        ),
+        (None, None) => format!(
             "{:.0} pages/s  frontier {}  relevance(last 100) {:.3}  errors {}",
             p.pages_per_sec,
             p.frontier,

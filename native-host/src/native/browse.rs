@@ -89,11 +89,26 @@ impl Session {
                 urls.len()
             )));
         }
-        let seeds = urls
+        let canon = urls
             .iter()
-            .map(|s| crate::canon::seed(s).map(|u| NewUrl::seed(&u)))
+            .map(|s| crate::canon::seed(s))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Refusal::Invalid(clip(&e, 300)))?;
+        let fates = self.fates(urls, &canon)?;
+        // Links of a web page: at the head of the frontier, never trusted as seeds. A page
+        // fetched or given up on already is not queued again (the reply says which).
+        let seeds: Vec<NewUrl> = (canon.iter().zip(&fates))
+            .filter(|(_, f)| f.fate == "queued")
+            .map(|(u, _)| NewUrl::queued(u))
+            .collect();
+        if seeds.is_empty() {
+            return Ok(Reply::Queued {
+                queued: 0,
+                running: self.crawl_running(),
+                fates,
+                status: self.status(),
+            });
+        }
         let queued = seeds.len();
         let running = match self.crawl.as_ref().filter(|_| self.crawl_running()) {
             Some(c) => {
@@ -113,7 +128,68 @@ impl Session {
         Ok(Reply::Queued {
             queued,
             running,
+            fates,
             status: self.status(),
         })
+    }
+
+    /// What the crawl did with each URL so far; URLs that do not parse are "refused".
+    pub(super) fn link_fates(&self, urls: &[String]) -> Result<Reply, Refusal> {
+        if urls.len() > MAX_QUEUED {
+            return Err(Refusal::Invalid(format!(
+                "ask about at most {MAX_QUEUED} links (got {})",
+                urls.len()
+            )));
+        }
+        let (ok, canon): (Vec<String>, Vec<url::Url>) = (urls.iter())
+            .filter_map(|s| Some((s.clone(), crate::canon::seed(s).ok()?)))
+            .unzip();
+        let mut fates = self.fates(&ok, &canon)?;
+        for f in &mut fates {
+            if f.fate == "queued" {
+                f.fate = "new";
+                f.why = "not fetched yet".into();
+            }
+        }
+        Ok(Reply::LinkFates { fates })
+    }
+
+    /// What queueing each URL does: "queued", or "fetched" / "failed" when the crawl has been
+    /// there already (with why, in words).
+    fn fates(&self, urls: &[String], canon: &[url::Url]) -> Result<Vec<QueueFate>, Refusal> {
+        let known = if self.paths.db().exists() {
+            off_the_runtime(|| -> Result<Vec<_>, crate::store::StoreError> {
+                let ro = read_only(&self.paths)?;
+                let db = ro.read();
+                canon.iter().map(|u| db.fate_of(u.as_str())).collect()
+            })?
+        } else {
+            vec![None; canon.len()]
+        };
+        Ok((urls.iter().zip(known))
+            .map(|(url, k)| {
+                let (fate, why) = match k {
+                    Some((crate::store::DocStatus::Fetched, _)) => {
+                        ("fetched", "already fetched: not queued again".to_owned())
+                    }
+                    Some((
+                        crate::store::DocStatus::Failed | crate::store::DocStatus::Excluded,
+                        e,
+                    )) => (
+                        "failed",
+                        format!(
+                            "tried before and given up ({}): not queued again",
+                            crate::crawl::words::failure_in_words(e.as_deref().unwrap_or("?"))
+                        ),
+                    ),
+                    _ => ("queued", "queued: the crawl fetches it first".to_owned()),
+                };
+                QueueFate {
+                    url: url.clone(),
+                    fate,
+                    why,
+                }
+            })
+            .collect())
     }
 }

@@ -37,6 +37,23 @@ pub(super) fn crawl_limits(req: &protocol::StartCrawl) -> Result<(u64, f64), Ref
     Ok((pages, delay))
 }
 
+/// What Start says when there is nothing to crawl: no seeds given, no good topic with
+/// examples of the user's own, no frontier to resume.
+pub(super) const NOTHING_TO_CRAWL: &str =
+    "Nothing to crawl yet: open a page about your topic and press \
+     \"Add current page as example\" (then tick the topic good), or paste seed URLs above Start.";
+
+/// The URLs of the starter taxonomy's examples: made-up demo pages, never a crawl's seeds.
+fn demo_examples() -> &'static std::collections::HashSet<String> {
+    static DEMO: std::sync::OnceLock<std::collections::HashSet<String>> =
+        std::sync::OnceLock::new();
+    DEMO.get_or_init(|| {
+        (starter_model().examples().into_iter())
+            .map(|e| e.url.to_string())
+            .collect()
+    })
+}
+
 /// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
 /// crawler's traffic anywhere else.
 pub(super) fn loopback_proxy(s: &str) -> Result<String, Refusal> {
@@ -76,9 +93,7 @@ impl Session {
         let prepared = crawl::prepare(&mut store, &self.model, &start)?;
         // Without seeds a crawl resumes its frontier; with neither there is nothing to do.
         if prepared.seeds == 0 && prepared.frontier == 0 {
-            return Err(Refusal::Invalid(
-                "no seeds: give URLs or mark a topic with examples good".into(),
-            ));
+            return Err(Refusal::Invalid(NOTHING_TO_CRAWL.into()));
         }
         let config = CrawlConfig {
             mode: Mode::Soft,
@@ -107,7 +122,7 @@ impl Session {
             progress_every: Duration::from_millis(500),
             ..Default::default()
         };
-        self.spawn_crawl(store, config);
+        self.spawn_crawl(store, config, prepared.fetched);
         Ok(Reply::CrawlStarted {
             started: true,
             retried: prepared.retried,
@@ -127,11 +142,16 @@ impl Session {
         let more_from = req.from.iter().map(canon).collect::<Result<_, _>>()?;
         if seeds.is_empty() && req.from.is_empty() {
             let taxonomy = self.model.taxonomy();
+            let demo = demo_examples();
             for e in self.model.examples() {
                 let good = taxonomy
                     .find(&e.topic)
                     .is_ok_and(|t| taxonomy.is_effectively_good(t));
-                if let (true, Ok(u)) = (good, crate::canon::parse(&e.url)) {
+                // The starter taxonomy's examples are made-up demo pages: never seeds.
+                if !good || demo.contains(e.url.as_str()) {
+                    continue;
+                }
+                if let Ok(u) = crate::canon::parse(&e.url) {
                     seeds.push(u);
                 }
             }
@@ -145,7 +165,7 @@ impl Session {
 
     /// Runs the crawl on its own task: progress to the status and the browser, pages and hubs
     /// pumped as events, and a last flush and `crawl_stopped` when it ends.
-    fn spawn_crawl(&mut self, store: Store, config: CrawlConfig) {
+    fn spawn_crawl(&mut self, store: Store, config: CrawlConfig, fetched_before: u64) {
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let status = self.status.clone();
         let out = self.out.clone();
@@ -183,15 +203,19 @@ impl Session {
             .await;
             pump.abort();
             let _ = pump.await;
-            let reason = match &result {
+            let (reason, message) = match &result {
                 Ok((r, p)) => {
                     let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
                     st.progress = p.clone();
                     // The final counts, even for a crawl shorter than one progress period.
                     let _ = out.try_send(Outgoing::Progress { status: st.view() });
-                    format!("{r:?}")
+                    let in_run = p.fetched.saturating_sub(fetched_before);
+                    (format!("{r:?}"), crawl::words::stop_in_words(*r, p, in_run))
                 }
-                Err(e) => format!("Error: {e}"),
+                Err(e) => (
+                    format!("Error: {e}"),
+                    format!("The crawl ended with an error: {e}."),
+                ),
             };
             // A last flush of pages and hubs, then the final state.
             // Off the runtime: `flush_events` reads the database and blocks on the bounded queue.
@@ -206,7 +230,13 @@ impl Session {
                 st.state = "idle";
                 st.view()
             };
-            let _ = out.send(Outgoing::CrawlStopped { reason, status }).await;
+            let _ = out
+                .send(Outgoing::CrawlStopped {
+                    reason,
+                    message,
+                    status,
+                })
+                .await;
         });
         self.crawl = Some(RunningCrawl {
             stop: Some(stop_tx),

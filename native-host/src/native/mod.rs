@@ -37,8 +37,8 @@ use session::*;
 
 pub use protocol::{Request, StartCrawl};
 pub use reply::{
-    ExampleLink, HubView, HubsView, Outgoing, PageView, Refusal, RefusalCode, Reply, StatusView,
-    SuggestionView,
+    ExampleLink, HubView, HubsView, Outgoing, PageView, QueueFate, Refusal, RefusalCode, Reply,
+    StatusView, SuggestionView,
 };
 
 /// Protocol version spoken by this host.

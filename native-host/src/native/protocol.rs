@@ -107,6 +107,12 @@ pub enum Request {
         /// The URLs.
         urls: Vec<String>,
     },
+    /// What the crawl did with each URL so far (fetched, given up on, or new), without
+    /// queueing anything: the browser leaves fetched pages out of its "best next links".
+    LinkFates {
+        /// The URLs.
+        urls: Vec<String>,
+    },
     /// Topics next to the good ones that the crawl's good pages keep leading to (widen the
     /// focus), with the census's evidence.
     Suggestions {},

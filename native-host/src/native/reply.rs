@@ -43,6 +43,9 @@ pub enum Outgoing {
     CrawlStopped {
         /// The stop reason, or the error that ended it.
         reason: String,
+        /// Why it stopped, as a sentence for people (with the failing hosts when nothing
+        /// could be fetched).
+        message: String,
         /// The final counters.
         status: StatusView,
     },
@@ -161,8 +164,15 @@ pub enum Reply {
         queued: usize,
         /// A crawl was running.
         running: bool,
+        /// What happened to each URL, in the order given.
+        fates: Vec<QueueFate>,
         /// The crawl's counters.
         status: StatusView,
+    },
+    /// `link_fates`: what the crawl did with each URL (those that parse), in order.
+    LinkFates {
+        /// One per URL.
+        fates: Vec<QueueFate>,
     },
     /// `suggestions`: topics next to the good ones that the good pages keep leading to.
     Suggestions {
@@ -215,6 +225,17 @@ pub enum Reply {
     },
 }
 
+/// What `queue_links` did with one URL (`QueueFate` in protocol.js).
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueFate {
+    /// The URL as given.
+    pub url: String,
+    /// `queued`, `fetched` (already) or `failed` (given up on before): not queued again.
+    pub fate: &'static str,
+    /// The same in words.
+    pub why: String,
+}
+
 /// The crawl's counters as the browser shows them (`Status` in protocol.js).
 #[derive(Clone, Debug, Serialize)]
 pub struct StatusView {
@@ -240,6 +261,14 @@ pub struct StatusView {
     pub parked: usize,
     /// Pages between distillations.
     pub distill_every: u64,
+    /// Failing hosts: cause in words, a URL, seconds to the next try (waiting ones first).
+    pub failing: Vec<crate::crawl::words::HostTrouble>,
+    /// How many hosts are failing, all of them.
+    pub failing_hosts: usize,
+    /// While only parked work is left: seconds until it is tried, and for how many hosts.
+    pub waiting: Option<crate::crawl::words::Waiting>,
+    /// Seconds of this run spent waiting with only parked work left.
+    pub idle_secs: f64,
 }
 
 impl StatusView {
@@ -263,6 +292,10 @@ impl StatusView {
             hosts_waiting: p.hosts_waiting,
             parked: p.parked,
             distill_every,
+            failing: p.failing.clone(),
+            failing_hosts: p.failing_hosts,
+            waiting: p.waiting.clone(),
+            idle_secs: p.idle_secs,
         }
     }
 }

@@ -135,6 +135,7 @@ impl Session {
             Request::GetModel { offset } => chunk(&self.model.to_bytes(), offset, "model"),
             Request::GetApprentice { offset } => self.get_apprentice(offset),
             Request::QueueLinks { urls } => self.queue_links(&urls),
+            Request::LinkFates { urls } => self.link_fates(&urls),
             Request::Suggestions {} => self.suggestions(),
             Request::Export {
                 what,

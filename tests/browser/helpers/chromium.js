@@ -156,8 +156,9 @@ export async function openExtensionPage(ctx, extId, file, viewport, pageErrors) 
  * Starts a fresh profile with the host installed, the mini-web `web` behind the proxy and the
  * model trained on it; `prepare(forager, tmp)` runs first (to write the web, say). Resolves once
  * the worker has the host's model.
+ * With `starter`, no model is trained: the host serves its starter taxonomy (a new user's).
  * @param {{bin: string, chromium: string, extension: string, name: string, web: string | ((tmp: string) => string),
- *   prepare?: (forager: HostSession['forager'], tmp: string) => Promise<unknown>}} o
+ *   prepare?: (forager: HostSession['forager'], tmp: string) => Promise<unknown>, starter?: boolean}} o
  * @returns {Promise<HostSession>}
  */
 export async function startHostSession(o) {
@@ -170,7 +171,7 @@ export async function startHostSession(o) {
   const forager = cli(o.bin, home);
   await o.prepare?.(forager, tmp);
   const web = typeof o.web === 'string' ? o.web : o.web(tmp);
-  await forager(['train', '--web', web, '--out', path.join(home, 'model.fgm')]);
+  if (!o.starter) await forager(['train', '--web', web, '--out', path.join(home, 'model.fgm')]);
   await forager(['install', '--browser', 'chromium', '--user-data-dir', profile]);
   const extId = await extensionId(o.extension);
   const { child, port } = await startServeWeb(o.bin, web);

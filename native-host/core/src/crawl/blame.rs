@@ -26,6 +26,9 @@ pub enum Cause {
     RobotsUnavailable,
     /// Anything about this URL alone (404, not HTML, a bad redirect, a reset body...).
     Url,
+    /// The host does not exist (confirmed): its URLs are given up, and nothing about the
+    /// crawler's path to the web follows from it.
+    Dead(String),
 }
 
 impl Cause {
@@ -153,6 +156,9 @@ impl Blame {
             self.crawler_fails(why.clone(), now);
             return Fault::Crawler;
         }
+        if matches!(cause, Cause::Dead(_)) {
+            return Fault::Url;
+        }
         self.push(host, cause.network());
         if cause.network() && self.network_down() {
             let hosts = self.recent_hosts();
@@ -205,7 +211,10 @@ impl Blame {
         let wait = f.backoff.until.map_or(0.0, |u| {
             u.saturating_duration_since(now).as_secs_f64().ceil()
         });
-        Some(format!("{}; crawl paused, retrying in {wait:.0} s", f.why))
+        Some(format!(
+            "{}; the crawl is paused and tries again in {wait:.0} s",
+            f.why
+        ))
     }
 
     /// True when the crawler has been failing for longer than the give-up time.
@@ -266,6 +275,18 @@ mod tests {
             crawler_hosts: 3,
             give_up: Duration::from_secs(100),
         }
+    }
+
+    #[test]
+    fn a_dead_host_is_the_urls_fault_and_never_the_networks() {
+        let mut b = Blame::new(params());
+        let t = Instant::now();
+        let dead = Cause::Dead("unknown host".into());
+        for i in 0..20 {
+            assert_eq!(b.failure(&format!("h{i}"), &dead, t), Fault::Url);
+        }
+        assert_eq!(b.crawler_wait(t), None);
+        assert_eq!(b.hosts_waiting(t), 0);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! politeness waits and fetches in progress.
 
 use super::blame::{Blame, BlameParams, Fault};
+use super::words::{Troubles, Waiting};
 use super::worker::{fetch_one, Done, Shared};
-use crate::store::{Outcome, Work};
+use crate::store::{DocStatus, Outcome, Work};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,6 +27,8 @@ pub(super) struct Dispatcher {
     blame: Blame,
     /// Deferrals so far, by the failure kind that caused them.
     pub(super) deferred: HashMap<String, u64>,
+    /// The failing hosts, with their latest failure.
+    pub(super) troubles: Troubles,
 }
 
 fn host_of(w: &Work) -> String {
@@ -49,6 +52,7 @@ impl Dispatcher {
             parked: Vec::new(),
             blame: Blame::new(params),
             deferred: HashMap::new(),
+            troubles: Troubles::default(),
         }
     }
 
@@ -80,6 +84,37 @@ impl Dispatcher {
     /// Hosts backing off now.
     pub(super) fn hosts_waiting(&self) -> usize {
         self.blame.hosts_waiting(Instant::now())
+    }
+
+    /// When only parked work is left: how long until the first of it may be tried, and for
+    /// how many hosts.
+    pub(super) fn waiting(&self) -> Option<Waiting> {
+        if self.parked.is_empty() || !self.out.is_empty() {
+            return None;
+        }
+        let now = Instant::now();
+        let mut hosts: Vec<&str> = self.parked.iter().map(|(h, _)| h.as_str()).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        let until = (self.blame.crawler_wait(now).into_iter())
+            .chain(hosts.iter().filter_map(|h| self.blame.host_wait(h, now)))
+            .min();
+        Some(Waiting {
+            secs: until.map_or(0.0, |u| {
+                u.saturating_duration_since(now).as_secs_f64().ceil()
+            }),
+            hosts: hosts.len(),
+        })
+    }
+
+    /// The failing hosts in words (at most `words::LISTED`), and how many there are.
+    pub(super) fn failing(&self) -> (Vec<super::words::HostTrouble>, usize) {
+        let now = Instant::now();
+        self.troubles.listed(|h| {
+            self.blame
+                .host_wait(h, now)
+                .map(|u| u.saturating_duration_since(now))
+        })
     }
 
     /// Fetches `w` now, or parks it when its host or the crawler is backing off.
@@ -135,6 +170,11 @@ impl Dispatcher {
         let Some(w) = self.out.remove(&d.outcome.oid) else {
             return Some(d.outcome);
         };
+        match (&d.outcome.status, &d.outcome.error) {
+            (DocStatus::Fetched, _) => self.troubles.fetched(&d.host),
+            (_, Some(kind)) => self.troubles.failed(&d.host, &w.url, kind),
+            _ => {}
+        }
         if d.answered {
             self.blame.success(&d.host);
         }

@@ -15,6 +15,7 @@ mod open_world;
 pub mod policy;
 mod prepare;
 mod watchdog;
+pub mod words;
 mod worker;
 
 /// How long a requested stop waits for fetches in progress before cancelling them.
@@ -74,6 +75,17 @@ pub struct Progress {
     /// Fetches put off because the host or the crawler was at fault, by failure kind (these
     /// did not count against the URLs).
     pub deferred: HashMap<String, u64>,
+    /// Failing hosts with their cause in words and a URL, waiting ones first (at most
+    /// `words::LISTED`); a host leaves the list when a page of it is fetched.
+    pub failing: Vec<words::HostTrouble>,
+    /// Hosts failing, all of them.
+    pub failing_hosts: usize,
+    /// While only work parked for a backoff is left: how long until it is tried, for how
+    /// many hosts.
+    pub waiting: Option<words::Waiting>,
+    /// Seconds of this run spent with only parked work left (not counted as crawling: the
+    /// rate is over the rest).
+    pub idle_secs: f64,
 }
 
 /// Why the crawl stopped.

@@ -43,7 +43,8 @@ pub fn prepare(
     for u in &start.more_from {
         let n = store.boost_out_links(u.as_str())?;
         if n == 0 {
-            seeds.push(NewUrl::seed(u));
+            // A page the user read, not a seed they typed: never trusted as one.
+            seeds.push(NewUrl::queued(u));
         }
         queued += n;
     }

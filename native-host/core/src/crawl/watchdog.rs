@@ -54,6 +54,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     frontier_dry: bool,
     stop_by: Option<Instant>,
     in_flight: usize,
+    /// Since when only parked work is left, and the idle time of this run before that.
+    idle_since: Option<Instant>,
+    idle: Duration,
 }
 
 impl<S: CrawlDb> Watchdog<S> {
@@ -138,6 +141,8 @@ impl<S: CrawlDb> Watchdog<S> {
             frontier_dry: false,
             stop_by: None,
             in_flight: 0,
+            idle_since: None,
+            idle: Duration::ZERO,
         })
     }
 
@@ -149,6 +154,7 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         self.workers.reap();
         self.in_flight = self.workers.in_flight();
+        self.clock_idle();
         if self.reason.is_none() && self.workers.gave_up() {
             self.reason = Some(StopReason::Offline);
             self.stop_by = Some(Instant::now());
@@ -173,6 +179,24 @@ impl<S: CrawlDb> Watchdog<S> {
             }
         }
         Ok(())
+    }
+
+    /// Times the stretches with only parked work left: they are waiting, not crawling.
+    fn clock_idle(&mut self) {
+        let idle = self.in_flight == 0 && self.pending.is_empty() && self.workers.parked() > 0;
+        match (idle, self.idle_since) {
+            (true, None) => self.idle_since = Some(Instant::now()),
+            (false, Some(t)) => {
+                self.idle += t.elapsed();
+                self.idle_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Seconds of this run spent with only parked work left.
+    fn idle_secs(&self) -> f64 {
+        (self.idle + self.idle_since.map_or(Duration::ZERO, |t| t.elapsed())).as_secs_f64()
     }
 
     /// Puts the URLs the user queued since the last turn at the head of the frontier.
@@ -473,7 +497,9 @@ impl<S: CrawlDb> Watchdog<S> {
         p.hosts_waiting = self.workers.hosts_waiting();
         p.parked = self.workers.parked();
         p.elapsed = self.started.elapsed().as_secs_f64();
-        p.pages_per_sec = (p.fetched - self.fetched_at_start) as f64 / p.elapsed.max(1e-9);
+        // Waiting with only parked work is not crawling: the rate leaves it out.
+        let crawling = p.elapsed - p.idle_secs;
+        p.pages_per_sec = (p.fetched - self.fetched_at_start) as f64 / crawling.max(1e-3);
         p.recent_relevance = self.recent.iter().sum::<f64>() / self.recent.len().max(1) as f64;
         on_progress(&self.progress);
         self.last_report = Instant::now();
@@ -487,6 +513,9 @@ impl<S: CrawlDb> Watchdog<S> {
         self.progress.in_flight = in_flight;
         self.progress.paused = self.workers.alarm();
         self.progress.deferred = self.workers.deferred.clone();
+        (self.progress.failing, self.progress.failing_hosts) = self.workers.failing();
+        self.progress.waiting = self.workers.waiting();
+        self.progress.idle_secs = self.idle_secs();
         self.progress.alarms = crate::monitor::alarms(
             &self.history,
             self.progress.frontier,
@@ -519,6 +548,8 @@ impl<S: CrawlDb> Watchdog<S> {
             self.tell(|| CrawlEvent::Distilled);
         }
         self.snapshot(0).await?;
+        self.progress.elapsed = self.started.elapsed().as_secs_f64();
+        self.progress.waiting = None;
         drop(
             self.sh
                 .warc

@@ -41,6 +41,9 @@ pub(super) struct Done {
     pub(super) cause: Option<Cause>,
 }
 
+/// The error kind of a URL whose host does not exist.
+pub(crate) const UNKNOWN_HOST: &str = "unknown-host";
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
 }
@@ -62,8 +65,9 @@ fn hex_hash(s: &str) -> String {
 /// What blame makes of a fetch error.
 fn cause_of(e: &FetchError, proxy: Option<&str>) -> Cause {
     match e {
-        FetchError::Proxy(why) => Cause::Proxy(format!(
-            "proxy {} refuses connections ({why})",
+        // The connection error's own words (an OS error number) stay out of the alarm.
+        FetchError::Proxy(_) => Cause::Proxy(format!(
+            "the proxy {} refuses connections",
             proxy.unwrap_or("?")
         )),
         FetchError::Connect(_) => Cause::Connect,
@@ -178,6 +182,11 @@ async fn admit(sh: &Shared, oid: i64, url: &url::Url, host: &str) -> Result<Dura
             let o = failure(oid, store::DocStatus::Excluded, e.kind());
             return Err((o, false, None));
         }
+        Verdict::Dead(why) => {
+            // Given up at once: the host does not exist, however often it is asked.
+            let o = failure(oid, store::DocStatus::Failed, UNKNOWN_HOST);
+            return Err((o, false, Some(Cause::Dead(why))));
+        }
         Verdict::Unreachable(e) => {
             let mut o = failure(oid, store::DocStatus::Failed, e.kind());
             o.retry = true;
@@ -233,6 +242,7 @@ impl HopGate for RobotsOnRedirect<'_> {
                 Verdict::Unavailable | Verdict::Unreachable(_) => {
                     Err(FetchError::HopUnavailable(url.to_string()))
                 }
+                Verdict::Dead(why) => Err(FetchError::Redirect(format!("{url}: {why}"))),
             }
         })
     }

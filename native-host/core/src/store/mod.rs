@@ -180,6 +180,16 @@ impl NewUrl {
             weight: 1.0,
         }
     }
+
+    /// A URL the user queued from a web page ("best next links", "crawl more from here"): at
+    /// the head of the frontier like a seed, but at depth 1, so never trusted as a seed (a
+    /// seed's host may be private; a page's links may not lead the crawler there).
+    pub fn queued(u: &url::Url) -> Self {
+        NewUrl {
+            depth: 1,
+            ..NewUrl::seed(u)
+        }
+    }
 }
 
 /// One apprentice training instance: a link's features and whether its target was relevant.

@@ -268,6 +268,16 @@ impl<'a> Reader<'a> {
             .optional()?)
     }
 
+    /// What the crawl did with `url` so far: its status and last error, `None` when unknown.
+    pub fn fate_of(&self, url: &str) -> Result<Option<(DocStatus, Option<String>)>> {
+        let row: Option<(i64, Option<String>)> = (self.conn)
+            .query_row("SELECT status, error FROM doc WHERE url = ?1", [url], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        Ok(row.and_then(|(s, e)| Some((DocStatus::from_code(s)?, e))))
+    }
+
     /// The depth of row `oid` from the seeds.
     pub fn depth_of(&self, oid: i64) -> Result<Option<i64>> {
         Ok((self.conn)

@@ -1,0 +1,188 @@
+// @ts-check
+// A new user's first hour (#29) in headless Chromium with the real native host and its starter
+// taxonomy: Start with a good topic and no seed says what to do within a second and crawls no
+// made-up demo host; a seed whose host does not exist ends the crawl within 10 s and the side
+// panel names the host and the reason, and so does a seed that is a 404; a long unbroken topic
+// name does not make the popup scroll sideways; screenshots of the popup and the side panel at
+// 400x600 and 360x800, light and dark, go to docs/first-hour/.
+//
+// Environment: FORAGER_BIN, CHROMIUM_PATH (helpers/paths.js).
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { handle as handleIn, openExtensionPage, startHostSession, stopHostSession,
+  workerState } from './helpers/chromium.js';
+import { ensureFoldoc } from './helpers/foldoc.js';
+import { waitFor } from './helpers/harness.js';
+import { CHROMIUM, EXTENSION, FORAGER, REPO, TARBALL, TARGET } from './helpers/paths.js';
+
+/** Where the screenshots of the changed popup and side panel go (kept in the repository). */
+const SHOTS = path.join(REPO, 'docs', 'first-hour');
+
+const S = {
+  /** @type {import('./helpers/chromium.js').HostSession | null} */
+  session: null,
+  web: '',
+  /** @type {string[]} */
+  pageErrors: [],
+  /** @type {import('playwright-core').Page | null} */
+  popup: null,
+  /** @type {import('playwright-core').Page | null} */
+  panel: null,
+};
+
+/** @param {any} msg */
+const handle = (msg) => handleIn(/** @type {any} */ (S.session), msg);
+const state = () => workerState(/** @type {any} */ (S.session));
+/** @param {string} file @param {{width: number, height: number}} size */
+const open = (file, size) => {
+  const s = /** @type {import('./helpers/chromium.js').HostSession} */ (S.session);
+  return openExtensionPage(s.ctx, s.extId, file, size, S.pageErrors);
+};
+
+/** Rows in the host's crawl database (0 when it has none). */
+async function docRows() {
+  const s = /** @type {import('./helpers/chromium.js').HostSession} */ (S.session);
+  const db = path.join(s.home, 'crawl.db');
+  if (!existsSync(db)) return 0;
+  const { stdout } = await s.forager(['sql', db, 'SELECT count(*) FROM doc']);
+  return Number(stdout.trim().split('\n').pop());
+}
+
+/**
+ * Starts a crawl from the popup with `seeds` (and `proxy`, '' for none) and waits for it to end;
+ * returns the seconds from the click to the side panel's "Last crawl" line.
+ * @param {string} seeds
+ * @param {string} proxy
+ */
+async function crawlFromPopup(seeds, proxy) {
+  const [popup, panel] = [/** @type {any} */ (S.popup), /** @type {any} */ (S.panel)];
+  await popup.fill('#seeds', seeds);
+  await popup.evaluate(() => { /** @type {HTMLDetailsElement} */ (document.getElementById('advanced')).open = true; });
+  await popup.fill('#proxy', proxy);
+  const before = await panel.textContent('#last-stop');
+  const t0 = Date.now();
+  await popup.click('#start-crawl');
+  await panel.waitForFunction((was) => {
+    const t = document.getElementById('last-stop')?.textContent ?? '';
+    return t !== was && /^Last crawl: /.test(t) &&
+      document.getElementById('crawl-state')?.dataset.state === 'idle';
+  }, before, { timeout: 30_000 });
+  return (Date.now() - t0) / 1000;
+}
+
+before(async () => {
+  S.web = await ensureFoldoc(TARGET, TARBALL);
+  await mkdir(SHOTS, { recursive: true });
+  S.session = await startHostSession({ bin: FORAGER, chromium: CHROMIUM, extension: EXTENSION,
+    name: 'first-hour', web: S.web, starter: true });
+  S.popup = await open('popup.html', { width: 400, height: 760 });
+  S.panel = await open('sidepanel.html', { width: 380, height: 900 });
+}, { timeout: 120_000 });
+
+after(() => stopHostSession(S.session));
+
+test('(f1) starter taxonomy, a topic ticked good, no seeds: Start says what to do within 1 s, no crawl', async (t) => {
+  const popup = /** @type {import('playwright-core').Page} */ (S.popup);
+  const topics = (await state()).model.topics;
+  const net = topics.find((/** @type {any} */ x) => x.path === '/Computing/Networking');
+  assert.ok(net, `the starter taxonomy has /Computing/Networking: ${topics.map((/** @type {any} */ x) => x.path)}`);
+  assert.ok(net.subtree_examples > 0, 'with its demo examples');
+  // The guide says what comes first.
+  assert.match(await popup.textContent('#guide') ?? '', /Next: Choose your topic/);
+  const box = popup.locator('li[data-path="/Computing/Networking"] > .row input.good');
+  const t0 = Date.now();
+  await box.check();
+  await popup.waitForSelector('li[data-path="/Computing/Networking"].is-good', { timeout: 10_000 });
+  t.diagnostic(`ticking good showed in ${Date.now() - t0} ms`);
+  await popup.fill('#seeds', '');
+  // From the click as the page sees it to the notice shown, timed in the page.
+  await popup.evaluate(() => {
+    const w = /** @type {any} */ (window);
+    w.clickedAt = 0;
+    w.shownAt = 0;
+    document.getElementById('start-crawl')?.addEventListener('click', () => { w.clickedAt = performance.now(); },
+      { capture: true });
+    new MutationObserver(() => {
+      if (!document.getElementById('notice')?.hidden && !w.shownAt) w.shownAt = performance.now();
+    }).observe(/** @type {HTMLElement} */ (document.getElementById('notice')), { attributes: true });
+  });
+  await popup.click('#start-crawl');
+  await popup.waitForSelector('#notice:not([hidden])', { timeout: 5000 });
+  const took = await popup.evaluate(() => /** @type {any} */ (window).shownAt - /** @type {any} */ (window).clickedAt);
+  const said = await popup.textContent('#notice-text') ?? '';
+  t.diagnostic(`Start answered in ${took.toFixed(0)} ms: ${said}`);
+  assert.ok(took <= 1000, `told within 1 s (took ${took} ms)`);
+  assert.match(said, /^Nothing to crawl yet: open a page about your topic and press "Add current page as example"/);
+  assert.doesNotMatch(said, /start_crawl|\(|host:/, 'one sentence, no request name');
+  await new Promise((r) => setTimeout(r, 1500));
+  const s = await state();
+  assert.equal(s.crawl?.state, 'idle', 'no crawl started');
+  assert.equal(await docRows(), 0, 'no demo host was put in a frontier');
+  await popup.click('#notice-dismiss');
+});
+
+test('(f2) a seed whose host does not exist ends within 10 s; the side panel names the host and why', async (t) => {
+  const panel = /** @type {import('playwright-core').Page} */ (S.panel);
+  const seed = 'http://bandwith-archive.test/archive/index.html';
+  const secs = await crawlFromPopup(seed, '');
+  t.diagnostic(`unknown host: ended in ${secs.toFixed(1)} s`);
+  assert.ok(secs <= 10, `ended within 10 s (${secs} s)`);
+  const last = await panel.textContent('#last-stop') ?? '';
+  assert.match(last, /Nothing could be fetched/, last);
+  assert.match(last, /bandwith-archive\.test: unknown host/, last);
+  // The URL as the crawl keeps it (canonical: index.html dropped).
+  assert.ok(last.includes('http://bandwith-archive.test/archive/'), `the URL is named: ${last}`);
+  const li = panel.locator('#failing li[data-host="bandwith-archive.test"]');
+  assert.match(await li.textContent() ?? '', /unknown host/);
+  assert.equal(await li.getAttribute('data-kind'), 'unknown-host', 'the technical kind is one hover away');
+  assert.doesNotMatch(last, /FrontierEmpty|PageBudget|robots-unavailable|os error/);
+});
+
+test('(f3) a 404 seed ends within 10 s and the side panel says the page was not found', async (t) => {
+  const panel = /** @type {import('playwright-core').Page} */ (S.panel);
+  const s = /** @type {import('./helpers/chromium.js').HostSession} */ (S.session);
+  const seed = 'http://16000-hub.test/no-such-page.html';
+  const secs = await crawlFromPopup(seed, s.proxy);
+  t.diagnostic(`404 seed: ended in ${secs.toFixed(1)} s`);
+  assert.ok(secs <= 10, `ended within 10 s (${secs} s)`);
+  const last = await panel.textContent('#last-stop') ?? '';
+  assert.match(last, /16000-hub\.test: page not found \(404\)/, last);
+  assert.ok(last.includes(seed), last);
+  assert.match(await panel.textContent('#failing li[data-host="16000-hub.test"]') ?? '', /page not found \(404\)/);
+});
+
+test('(f4) a long unbroken topic name does not scroll the popup sideways', async () => {
+  const popup = /** @type {import('playwright-core').Page} */ (S.popup);
+  const name = 'Supercalifragilistic'.repeat(6);
+  await popup.click('li[data-path="/Computing"] > .row .name');
+  await popup.fill('#topic-name', name);
+  await popup.click('#add-topic');
+  await popup.waitForSelector(`li[data-path="/Computing/${name}"]`, { timeout: 10_000 });
+  const [scroll, client] = await popup.evaluate(() => [document.documentElement.scrollWidth,
+    document.documentElement.clientWidth]);
+  assert.ok(scroll <= client, `no sideways scroll: ${scroll} px of content in ${client} px`);
+});
+
+test('(f5) screenshots of the popup and side panel at 400x600 and 360x800, light and dark', async (t) => {
+  const pages = [/** @type {import('playwright-core').Page} */ (S.popup), /** @type {import('playwright-core').Page} */ (S.panel)];
+  for (const [w, h] of [[400, 600], [360, 800]]) {
+    for (const scheme of /** @type {const} */ (['light', 'dark'])) {
+      for (const [i, page] of pages.entries()) {
+        await page.setViewportSize({ width: w, height: h });
+        await page.emulateMedia({ colorScheme: scheme });
+        const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth,
+          document.documentElement.clientWidth]);
+        assert.ok(scroll <= client, `${i ? 'side panel' : 'popup'} ${w}x${h} ${scheme}: ${scroll} > ${client}`);
+        await page.evaluate(() => window.scrollTo(0, 0));
+        const file = path.join(SHOTS, `${i ? 'sidepanel' : 'popup'}-${w}x${h}-${scheme}.png`);
+        await page.screenshot({ path: file });
+        t.diagnostic(file);
+      }
+    }
+  }
+  assert.deepEqual(S.pageErrors, []);
+});
