@@ -75,10 +75,10 @@ enum Cmd {
     Eval(cmd::eval::Args),
 }
 
-pub(crate) fn write_model(model: &Model, out: &Path) -> Result<()> {
+/// Writes a model to the output `out` the user named (a model there only with `force`).
+pub(crate) fn write_model(model: &Model, out: &Path, force: bool) -> Result<()> {
     let bytes = model.to_bytes();
-    forager::model_file::write_atomic(out, &bytes)
-        .with_context(|| format!("writing {}", out.display()))?;
+    forager::output::write(out, &bytes, forager::output::Policy::model(force))?;
     eprintln!(
         "wrote {} ({} bytes, {} topics, {} examples)",
         out.display(),
@@ -90,7 +90,9 @@ pub(crate) fn write_model(model: &Model, out: &Path) -> Result<()> {
 }
 
 pub(crate) fn read_model(path: &Path) -> Result<Model> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let max = forager_classifier::codec::MAX_MODEL_BYTES;
+    let bytes = forager::input::read_regular(path, max)
+        .with_context(|| format!("reading {}", path.display()))?;
     Model::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))
 }
 

@@ -561,7 +561,10 @@ fn fetch_log(
         return Ok(None);
     };
     let io = |e: std::io::Error| CrawlError::FetchLog(p.display().to_string(), e);
-    let mut w = std::io::BufWriter::new(std::fs::File::create(p).map_err(io)?);
+    // The command checked the path with the user (`--force`); still never a link or a FIFO.
+    let file = crate::output::create(p, crate::output::Policy::data(true))
+        .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+    let mut w = std::io::BufWriter::new(file);
     for u in store.fetched_urls()? {
         writeln!(w, "{u}").map_err(io)?;
     }
