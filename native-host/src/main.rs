@@ -77,7 +77,7 @@ enum Cmd {
 
 /// Writes a model to the output `out` the user named (a model there only with `force`).
 pub(crate) fn write_model(model: &Model, out: &Path, force: bool) -> Result<()> {
-    let bytes = model.to_bytes();
+    let bytes = model.to_bytes_within_budget()?;
     forager::output::write(out, &bytes, forager::output::Policy::model(force))?;
     eprintln!(
         "wrote {} ({} bytes, {} topics, {} examples)",
@@ -117,11 +117,16 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
 /// Serves the browser on stdin/stdout, then exits at once: a parse still running on the
 /// blocking pool (its crawl already stopped and its database closed) must not hold the exit.
 fn serve_native() -> ! {
+    let paths = match forager::native::HostPaths::from_env() {
+        Ok(p) => p,
+        Err(why) => {
+            eprintln!("forager: {why}");
+            std::process::exit(1)
+        }
+    };
     let code = match runtime() {
         Ok(rt) => {
-            let code = rt.block_on(forager::native::serve_stdio(
-                forager::native::HostPaths::from_env(),
-            ));
+            let code = rt.block_on(forager::native::serve_stdio(paths));
             rt.shutdown_timeout(std::time::Duration::from_secs(1));
             code
         }
