@@ -138,3 +138,30 @@ fn the_host_refuses_to_start_without_a_data_directory() {
         "nothing written in the cwd"
     );
 }
+
+#[test]
+fn forager_sql_stops_a_query_at_its_time_limit() {
+    let dir = tmp("bounded-sql");
+    let db = dir.join("c.db");
+    drop(forager::store::Store::open(&db).unwrap());
+    let forever = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) \
+                   SELECT count(*) FROM c";
+    let t = Instant::now();
+    let err = fails_within(
+        forager()
+            .arg("sql")
+            .arg(&db)
+            .arg(forever)
+            .args(["--timeout", "1"]),
+        30,
+    );
+    assert!(err.contains("ran past 1 s"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(30));
+    let ok = common::run(
+        forager()
+            .arg("sql")
+            .arg(&db)
+            .arg("SELECT count(*) FROM doc"),
+    );
+    assert!(ok.contains('0'));
+}
