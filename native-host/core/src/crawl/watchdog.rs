@@ -87,7 +87,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 not_relevant,
             }),
             config: config.clone(),
-            next_slot: Mutex::default(),
+            next_slot: Mutex::new(super::worker::slots_from_wall(&store.host_slots()?)),
             per_host: Mutex::default(),
             apprentice: RwLock::new(Arc::new(initial.clone().unwrap_or_default())),
         });
@@ -518,6 +518,8 @@ impl<S: CrawlDb> Watchdog<S> {
             self.progress.distillations += 1;
             self.tell(|| CrawlEvent::Distilled);
         }
+        let slots = super::worker::slots_to_wall(&self.sh);
+        blocking(&mut self.store, move |s| s.save_host_slots(&slots)).await?;
         self.snapshot(0).await?;
         drop(
             self.sh
