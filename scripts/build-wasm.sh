@@ -7,4 +7,4 @@ cargo build --release --target wasm32-unknown-unknown -p forager-classifier
 wasm-bindgen --target web --out-dir extension/pkg \
   target/wasm32-unknown-unknown/release/forager_classifier.wasm
 # The starter model the extension classifies with before the host is installed.
-cargo run --release -q -p forager -- starter-model --out extension/pkg/starter.fgm
+cargo run --release -q -p forager -- starter-model --force --out extension/pkg/starter.fgm

@@ -59,7 +59,7 @@ export const MAX_DELAY = 60;
  *   set_good: {fields: {topic: number, good: boolean}, result: TopicsResult},
  *   add_example: {fields: {topic: number, url: string, text: string}, result: TopicsResult},
  *   mark_not_relevant: {fields: {url: string, text?: string, undo?: boolean},
- *     result: {topics: TopicInfo[], not_relevant: string[]}},
+ *     result: {topics: TopicInfo[], not_relevant: string[], not_relevant_total: number}},
  *   get_model: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
  *   get_apprentice: {fields: {offset: number}, result: {total: number, offset: number, data: string}},
  *   queue_links: {fields: {urls: string[]}, result: {queued: number, running: boolean, fates: LinkFate[],

@@ -3,8 +3,8 @@
 //! `grep` facade does) for the command, its tests and benches.
 
 pub use forager_core::{
-    address, canon, crawl, distiller, export, feed, fetch, model_file, monitor, parse, robots,
-    store, warc, widen,
+    address, canon, crawl, distiller, export, feed, fetch, input, model_file, monitor, output,
+    parse, robots, store, warc, widen,
 };
 pub use forager_lab::{
     accuracy, bookmarks, confidence, demo, evaluation, highlight, miniweb, partial, reference,

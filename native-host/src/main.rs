@@ -81,10 +81,10 @@ enum Cmd {
     Eval(cmd::eval::Args),
 }
 
-pub(crate) fn write_model(model: &Model, out: &Path) -> Result<()> {
-    let bytes = model.to_bytes();
-    forager::model_file::write_atomic(out, &bytes)
-        .with_context(|| format!("writing {}", out.display()))?;
+/// Writes a model to the output `out` the user named (a model there only with `force`).
+pub(crate) fn write_model(model: &Model, out: &Path, force: bool) -> Result<()> {
+    let bytes = model.to_bytes_within_budget()?;
+    forager::output::write(out, &bytes, forager::output::Policy::model(force))?;
     eprintln!(
         "wrote {} ({} bytes, {} topics, {} examples)",
         out.display(),
@@ -96,7 +96,9 @@ pub(crate) fn write_model(model: &Model, out: &Path) -> Result<()> {
 }
 
 pub(crate) fn read_model(path: &Path) -> Result<Model> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let max = forager_classifier::codec::MAX_MODEL_BYTES;
+    let bytes = forager::input::read_regular(path, max)
+        .with_context(|| format!("reading {}", path.display()))?;
     Model::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))
 }
 
@@ -121,11 +123,16 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
 /// Serves the browser on stdin/stdout, then exits at once: a parse still running on the
 /// blocking pool (its crawl already stopped and its database closed) must not hold the exit.
 fn serve_native() -> ! {
+    let paths = match forager::native::HostPaths::from_env() {
+        Ok(p) => p,
+        Err(why) => {
+            eprintln!("forager: {why}");
+            std::process::exit(1)
+        }
+    };
     let code = match runtime() {
         Ok(rt) => {
-            let code = rt.block_on(forager::native::serve_stdio(
-                forager::native::HostPaths::from_env(),
-            ));
+            let code = rt.block_on(forager::native::serve_stdio(paths));
             rt.shutdown_timeout(std::time::Duration::from_secs(1));
             code
         }

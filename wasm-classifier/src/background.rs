@@ -115,7 +115,7 @@ impl Model {
     /// kept until [`Model::remove_example`] undoes it. An example of a topic with the same URL
     /// is replaced (returns true then).
     pub fn mark_not_relevant(&mut self, url: &str, text: &str) -> Result<bool> {
-        let counts = self.tokenizer.counts(text);
+        let counts = self.example_counts(text);
         if counts.is_empty() {
             return Err(Error::InvalidEdit(format!(
                 "{url} has no words to learn from"
@@ -206,7 +206,7 @@ impl Model {
             if url.is_empty() || self.examples.contains_key(&url) {
                 continue;
             }
-            let counts = self.tokenizer.counts(&text);
+            let counts = self.example_counts(&text);
             if !counts.is_empty() {
                 unlabelled.push((fnv(&url), url, counts));
             }

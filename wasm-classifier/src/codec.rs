@@ -18,6 +18,9 @@ pub const MAGIC: &[u8; 8] = b"FORAGERM";
 pub const FORMAT_VERSION: u16 = 3;
 /// Largest model accepted, a guard against hostile input.
 pub const MAX_MODEL_BYTES: usize = 256 << 20;
+/// The size budget of a model that is saved: edits that would pass it are refused, so every
+/// saved model loads again (under [`MAX_MODEL_BYTES`]) and answers quickly.
+pub const MODEL_BUDGET_BYTES: usize = 64 << 20;
 
 #[derive(Serialize, Deserialize)]
 struct ExampleRec {
@@ -222,6 +225,22 @@ impl Model {
     /// The model's deterministic bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(self)
+    }
+
+    /// The model's bytes, refused when they pass [`MODEL_BUDGET_BYTES`]: what every save
+    /// writes (loading refuses more than [`MAX_MODEL_BYTES`]).
+    pub fn to_bytes_within_budget(&self) -> Result<Vec<u8>> {
+        let bytes = encode(self);
+        if bytes.len() > MODEL_BUDGET_BYTES {
+            return Err(Error::TooLarge(format!(
+                "the model would be {} MB, over its budget of {} MB ({} examples); remove \
+                 examples or marks first",
+                bytes.len() >> 20,
+                MODEL_BUDGET_BYTES >> 20,
+                self.examples.len()
+            )));
+        }
+        Ok(bytes)
     }
 
     /// Reads model bytes, validating them.

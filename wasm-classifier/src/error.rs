@@ -18,6 +18,9 @@ pub enum Error {
     /// An argument is out of its range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The model would pass its size budget.
+    #[error("{0}")]
+    TooLarge(String),
     /// Model bytes are not a Forager model, are from another version, or are corrupt.
     #[error("bad model bytes: {0}")]
     BadModel(String),

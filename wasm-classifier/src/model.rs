@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+/// Most bytes of a page's text an example learns from (the rest is left out).
+pub const MAX_EXAMPLE_TEXT_BYTES: usize = 512 << 10;
+/// Most distinct terms an example keeps: its most frequent.
+pub const MAX_EXAMPLE_TERMS: usize = 10_000;
+
 /// One training example: a page of a topic, kept as sorted (term id, count) pairs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Example {
@@ -312,10 +317,21 @@ impl Model {
         id
     }
 
+    /// The token counts the model learns from a page's text: at most the first
+    /// [`MAX_EXAMPLE_TEXT_BYTES`] of it (natively and in WASM alike), so a huge page cannot
+    /// grow the model or the memory spent on it without bound.
+    pub fn example_counts(&self, text: &str) -> Vec<(String, u32)> {
+        let mut end = text.len().min(MAX_EXAMPLE_TEXT_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.tokenizer.counts(&text[..end])
+    }
+
     /// Adds `url` as an example of `topic` from its visible text; replaces an earlier example
     /// with the same URL. Returns true when it replaced one.
     pub fn add_example(&mut self, topic: TopicId, url: &str, text: &str) -> Result<bool> {
-        let counts = self.tokenizer.counts(text);
+        let counts = self.example_counts(text);
         self.add_example_counts(topic, url, &counts)
     }
 
@@ -343,9 +359,14 @@ impl Model {
             return Err(Error::InvalidEdit("an example needs a URL".into()));
         }
         let replaced = self.remove_example(url).is_ok();
-        let mut terms: Vec<(u32, u32)> = counts
-            .iter()
-            .filter(|(_, c)| *c > 0)
+        // The example's most frequent terms, at most MAX_EXAMPLE_TERMS (ties by term).
+        let mut kept: Vec<&(String, u32)> = counts.iter().filter(|(_, c)| *c > 0).collect();
+        if kept.len() > MAX_EXAMPLE_TERMS {
+            kept.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            kept.truncate(MAX_EXAMPLE_TERMS);
+        }
+        let mut terms: Vec<(u32, u32)> = kept
+            .into_iter()
             .map(|(t, c)| (self.intern(t), *c))
             .collect();
         terms.sort_unstable();

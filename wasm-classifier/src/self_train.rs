@@ -100,7 +100,7 @@ impl SelfTrainer<'_> {
         if url.is_empty() || self.model.examples.contains_key(url) {
             return Ok(false);
         }
-        let counts = self.model.tokenizer.counts(text);
+        let counts = self.model.example_counts(text);
         if counts.is_empty() {
             return Ok(false);
         }

@@ -66,7 +66,7 @@ pub async fn run(out: &mut impl Write, opts: &DemoOptions) -> anyhow::Result<()>
         &results,
         &hubs_html,
     );
-    std::fs::write(&opts.report, html)?;
+    forager_core::output::write_owned(&opts.report, html.as_bytes())?;
     writeln!(
         out,
         "\nReport: {}   Crawl databases: {} (try `forager sql {} \"select num_tries, count(*) \

@@ -47,7 +47,10 @@ fn read(p: &Path) -> Result<String, PartialError> {
 }
 
 fn write(p: &Path, s: &str) -> Result<(), PartialError> {
-    std::fs::write(p, s).map_err(|e| PartialError::Io(p.to_owned(), e))
+    forager_core::output::write_owned(p, s.as_bytes()).map_err(|e| match e {
+        forager_core::output::OutputError::Io(_, e) => PartialError::Io(p.to_owned(), e),
+        other => PartialError::Io(p.to_owned(), std::io::Error::other(other.to_string())),
+    })
 }
 
 /// Keeps the lines whose first tab-separated field `keep` accepts; returns (text, kept, gone).

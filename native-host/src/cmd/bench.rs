@@ -51,6 +51,10 @@ pub(crate) struct Args {
     /// debugging aid, and the way to compare fetch orders before and after a change).
     #[arg(long)]
     deterministic: bool,
+    /// Write into an existing directory that is not empty and not one Forager wrote (never
+    /// a link or a file).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `forager bench`.
@@ -68,7 +72,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
         no_references,
         concurrency,
         deterministic,
+        force,
     } = args;
+    forager::output::dir(&out, force)?;
     let concurrency = concurrency.max(1);
     eprintln!(
         "crawls: {}",

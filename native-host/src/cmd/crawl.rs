@@ -45,6 +45,10 @@ pub(crate) struct Args {
     /// Append fetched URLs here, one per line, in fetch order.
     #[arg(long)]
     fetch_log: Option<PathBuf>,
+    /// Replace an existing file at --fetch-log that is not an earlier fetch log (never a
+    /// crawl database, a model, a link, a FIFO or a directory).
+    #[arg(long)]
+    force: bool,
     /// Record every answered fetch as WARC request and response records in FILE-00000.warc.gz,
     /// FILE-00001.warc.gz, ... (a resumed crawl adds files).
     #[arg(long, value_name = "FILE")]
@@ -140,14 +144,20 @@ pub(crate) fn run(a: Args) -> Result<()> {
             eprintln!("kept the previous crawl as {}", kept.display());
         }
     }
-    let mut store = Store::open(&a.db)?;
+    // Everything that can fail before the database is opened, so that a mistake leaves no
+    // empty database and lock file behind.
     let web = a.web.as_deref().map(MiniWeb::open).transpose()?;
     let task = match (&web, &a.task) {
         (Some(w), Some(t)) => Some(w.task(t)?.clone()),
         (None, Some(_)) => bail!("--task needs --web"),
         _ => None,
     };
-    let mut model = model_of(&a, web.as_ref(), task.as_ref(), &store)?;
+    let given = a.model.as_deref().map(read_model).transpose()?;
+    if given.is_none() && web.is_none() && std::fs::symlink_metadata(&a.db).is_err() {
+        bail!("no model: give --model or --web, or resume a database that has one");
+    }
+    let mut store = Store::open(&a.db)?;
+    let mut model = model_of(&a, given, web.as_ref(), task.as_ref(), &store)?;
     let mut seeds: Vec<String> = a.seed.clone();
     if let Some(t) = &task {
         seeds.extend(t.seeds.iter().cloned());
@@ -228,19 +238,51 @@ fn check(a: &Args) -> Result<()> {
     if !(a.give_up_after.is_finite() && a.give_up_after > 0.0) {
         bail!("--give-up-after must be a positive number of minutes");
     }
+    if let Some(p) = &a.fetch_log {
+        let policy = forager::output::Policy::data(a.force).or_ours(is_fetch_log);
+        forager::output::check(p, policy)?;
+    }
+    if let Some(w) = &a.warc {
+        let prefix = forager::warc::prefix_of(w);
+        let named =
+            prefix.file_name().is_some() && !prefix.as_os_str().to_string_lossy().ends_with('/');
+        if !named || w.is_dir() {
+            bail!(
+                "--warc {} is a directory; give a file name in it (--warc {}), and Forager \
+                 writes crawl-00000.warc.gz, crawl-00001.warc.gz, ... beside it",
+                w.display(),
+                w.join("crawl.warc.gz").display()
+            );
+        }
+    }
     Ok(())
+}
+
+/// Whether a file's first bytes are a fetch log (one http(s) URL a line), which a resumed
+/// crawl rewrites from its database.
+fn is_fetch_log(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if head.len() >= 64 * 1024 {
+        lines.pop(); // cut short by the 64 KB read
+    }
+    lines
+        .iter()
+        .filter(|l| !l.is_empty())
+        .all(|l| url::Url::parse(l).is_ok_and(|u| matches!(u.scheme(), "http" | "https")))
 }
 
 /// The model: given, trained from the web, or the one stored by an earlier run; with the
 /// good topics of the options and the task.
 fn model_of(
     a: &Args,
+    given: Option<Model>,
     web: Option<&MiniWeb>,
     task: Option<&forager::miniweb::Task>,
     store: &forager::store::Store,
 ) -> Result<Model> {
-    let mut model = if let Some(p) = &a.model {
-        read_model(p)?
+    let mut model = if let Some(m) = given {
+        m
     } else if let Some(w) = web {
         training::from_miniweb(w, TextOptions::default(), TrainOptions::default())?.0
     } else if let Some(rusqlite::types::Value::Blob(b)) = store.meta("model")? {

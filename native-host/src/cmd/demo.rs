@@ -22,6 +22,10 @@ pub(crate) struct Args {
     /// Where to write the HTML report.
     #[arg(long, default_value = "forager-demo.html")]
     report: PathBuf,
+    /// Replace an existing file at the output path (never a crawl database, a model, a
+    /// link, a FIFO or a directory).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `forager demo`.
@@ -32,7 +36,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
         task,
         pages,
         report,
+        force,
     } = args;
+    forager::output::check(&report, forager::output::Policy::data(force))?;
     let opts = forager::demo::DemoOptions {
         web,
         task,

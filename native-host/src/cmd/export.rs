@@ -1,7 +1,7 @@
 //! `forager export`: a crawl's hubs, authorities or fetched pages as CSV or JSON Lines, to take away.
 
 use crate::choice;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// Arguments of `forager export`.
@@ -18,6 +18,10 @@ pub(crate) struct Args {
     /// Write here instead of standard output.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace an existing file at the output path (never a crawl database, a link, a FIFO
+    /// or a directory).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `forager export`.
@@ -27,13 +31,17 @@ pub(crate) fn run(args: Args) -> Result<()> {
         what,
         format,
         out,
+        force,
     } = args;
+    let policy = forager::output::Policy::data(force);
+    if let Some(path) = &out {
+        forager::output::check(path, policy)?;
+    }
     let db = forager::store::ReadOnly::open(&db)?;
     let text = forager::export::export(&db.read(), what, format)?;
     match out {
         Some(path) => {
-            forager::model_file::write_atomic(&path, text.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))?;
+            forager::output::write(&path, text.as_bytes(), policy)?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{text}"),

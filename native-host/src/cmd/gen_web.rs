@@ -22,6 +22,10 @@ pub(crate) struct Args {
     /// linked and popular, with vocabularies that partly overlap the topics'.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
     off_taxonomy: u8,
+    /// Write into an existing directory that is not empty and not one Forager wrote (never
+    /// a link or a file).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `forager gen-web`.
@@ -32,7 +36,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
         planted,
         neighbour,
         off_taxonomy,
+        force,
     } = args;
+    forager::output::dir(&out, force)?;
     let cfg = forager::synthweb::SynthConfig {
         seed,
         planted,

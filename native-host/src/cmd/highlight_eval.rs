@@ -30,15 +30,18 @@ pub(crate) struct Args {
     /// Where the crawl databases go.
     #[arg(long, default_value = "highlight-out")]
     out: PathBuf,
+    /// Write into an existing directory that is not empty and not one Forager wrote (never
+    /// a link or a file).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `forager highlight-eval`.
 pub(crate) fn run(args: Args) -> Result<()> {
+    forager::output::dir(&args.out, args.force)?;
     let web = MiniWeb::open(&args.web)?;
     let (mut model, _) =
         training::from_miniweb(&web, TextOptions::default(), TrainOptions::default())?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
     let strategy = forager::evaluation::strategy("soft+apprentice").context("strategy")?;
     let mut all = Vec::new();
     runtime()?.block_on(async {
@@ -78,7 +81,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         anyhow::Ok(())
     })?;
     let json = serde_json::to_string_pretty(&all)?;
-    std::fs::write(args.out.join("highlight.json"), json)?;
+    forager::output::write_owned(&args.out.join("highlight.json"), json.as_bytes())?;
     let _ = &mut model;
     Ok(())
 }

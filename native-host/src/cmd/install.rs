@@ -22,6 +22,10 @@ pub(crate) struct Args {
     /// The extension's manifest, to derive the id from.
     #[arg(long)]
     extension_manifest: Option<PathBuf>,
+    /// Replace an existing file at the manifest's path that is not a Forager host manifest
+    /// (never a link, a FIFO or a directory).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `forager install`.
@@ -32,6 +36,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         home,
         extension_id,
         extension_manifest,
+        force,
     } = args;
     use forager::install;
     let id = match extension_id {
@@ -59,6 +64,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let binary = std::env::current_exe()?.canonicalize()?;
     let dir = install::manifest_dir(browser, user_data_dir.as_deref(), home.as_deref())
         .map_err(anyhow::Error::msg)?;
+    let target = dir.join(format!("{}.json", install::HOST_NAME));
+    let policy = forager::output::Policy::data(force).or_ours(is_host_manifest);
+    forager::output::check(&target, policy)?;
     std::fs::create_dir_all(&dir)?;
     let text = install::manifest(browser, &binary, &id).map_err(anyhow::Error::msg)?;
     let file = install::write_manifest(&dir, &text)
@@ -70,4 +78,10 @@ pub(crate) fn run(args: Args) -> Result<()> {
         binary.display()
     );
     Ok(())
+}
+
+/// Whether a file is a Forager host manifest (an earlier install's, which install replaces).
+fn is_host_manifest(head: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(head)
+        .is_ok_and(|v| v["name"] == forager::install::HOST_NAME)
 }

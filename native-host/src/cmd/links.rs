@@ -24,6 +24,10 @@ pub(crate) struct Args {
     /// Write the apprentice's bytes (what the browser downloads) here.
     #[arg(long)]
     save_apprentice: Option<PathBuf>,
+    /// Replace an existing file at the output path (never a crawl database, a model, a
+    /// link, a FIFO or a directory).
+    #[arg(long)]
+    force: bool,
     /// The page's URL (links resolve against it).
     #[arg(long)]
     url: String,
@@ -33,6 +37,10 @@ pub(crate) struct Args {
 
 /// Runs `forager links`.
 pub(crate) fn run(args: Args) -> Result<()> {
+    let policy = forager::output::Policy::data(args.force);
+    if let Some(path) = &args.save_apprentice {
+        forager::output::check(path, policy)?;
+    }
     let mut model = read_model(&args.model)?;
     let classifier = model.classifier();
     let apprentice = match &args.db {
@@ -45,8 +53,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         None => None,
     };
     if let (Some(path), Some(a)) = (&args.save_apprentice, &apprentice) {
-        std::fs::write(path, a.to_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
+        forager::output::write(path, &a.to_bytes(), policy)?;
     }
     let bytes =
         std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;

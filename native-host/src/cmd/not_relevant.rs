@@ -62,14 +62,17 @@ pub(crate) fn run(a: Args) -> Result<()> {
                 forager::parse::page_text(&r.text()).text
             }
             None => {
-                let b = std::fs::read(url).map_err(|e| anyhow::anyhow!("reading {url}: {e}"))?;
+                // A page file, read as much as a page fetched from the web may be.
+                let max = FetchConfig::default().max_body;
+                let b = forager::input::read_regular(std::path::Path::new(url), max)
+                    .map_err(|e| anyhow::anyhow!("reading {url}: {e}"))?;
                 forager::parse::page_text(&forager::fetch::decode_html(&b, None)).text
             }
         };
         model.mark_not_relevant(url, &text)?;
     }
     if !a.urls.is_empty() {
-        crate::write_model(&model, &a.model)?;
+        crate::write_model(&model, &a.model, true)?;
     }
     if a.list {
         for u in model.not_relevant_urls() {

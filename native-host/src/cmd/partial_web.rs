@@ -15,11 +15,21 @@ pub(crate) struct Args {
     /// Output directory (its `sites` links to the original's).
     #[arg(long)]
     out: PathBuf,
+    /// Write into an existing directory that is not empty and not one Forager wrote (never
+    /// a link or a file).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `forager partial-web`.
 pub(crate) fn run(args: Args) -> Result<()> {
-    let Args { web, drop, out } = args;
+    let Args {
+        web,
+        drop,
+        out,
+        force,
+    } = args;
+    forager::output::dir(&out, force)?;
     let r = forager::partial::write_partial(&web, &drop, &out)?;
     eprintln!(
         "wrote {}: topics {} kept, {} dropped; examples {} kept, {} dropped; {} labelled \

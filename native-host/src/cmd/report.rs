@@ -1,6 +1,6 @@
 //! `forager report`: hubs, authorities, site rating, census, acquisition rate, errors and alarms of a crawl.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// Arguments of `forager report`.
@@ -17,6 +17,10 @@ pub(crate) struct Args {
     /// Also write a self-contained HTML report with charts here.
     #[arg(long)]
     html: Option<PathBuf>,
+    /// Replace an existing file at the output path (never a crawl database, a link, a FIFO
+    /// or a directory).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `forager report`.
@@ -26,7 +30,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
         top,
         json,
         html,
+        force,
     } = args;
+    let policy = forager::output::Policy::data(force);
+    if let Some(path) = &html {
+        forager::output::check(path, policy)?;
+    }
     let r = forager::report::build(&forager::store::ReadOnly::open(&db)?.read(), top)?;
     if json {
         println!("{}", serde_json::to_string(&r)?);
@@ -35,8 +44,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     }
     if let Some(path) = html {
         let title = format!("Forager crawl report: {}", db.display());
-        std::fs::write(&path, forager::report::html(&r, &title))
-            .with_context(|| format!("writing {}", path.display()))?;
+        forager::output::write(&path, forager::report::html(&r, &title).as_bytes(), policy)?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())

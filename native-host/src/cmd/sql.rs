@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `forager sql`.
 #[derive(clap::Args)]
@@ -14,15 +14,44 @@ pub(crate) struct Args {
     /// Rows as JSON objects.
     #[arg(long)]
     json: bool,
+    /// Seconds the query may run before it is stopped.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
 }
 
 /// Runs `forager sql`.
 pub(crate) fn run(a: Args) -> Result<()> {
-    cmd_sql(&a.db, &a.query, a.json)
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    let limit = std::time::Duration::from_secs_f64(a.timeout.min(1e6));
+    let conn = forager::store::Store::open_read_only(&a.db)?;
+    // A watchdog interrupts the query at the time limit (an infinite recursive CTE, say).
+    let interrupt = conn.get_interrupt_handle();
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let timed_out = matches!(
+            wait.recv_timeout(limit),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        );
+        if timed_out {
+            interrupt.interrupt();
+        }
+        timed_out
+    });
+    let result = cmd_sql(&conn, &a.query, a.json);
+    drop(done);
+    let timed_out = watchdog.join().unwrap_or(false);
+    if timed_out && result.is_err() {
+        bail!(
+            "the query ran past {} s and was stopped (--timeout sets the limit)",
+            a.timeout
+        );
+    }
+    result
 }
 
-pub(crate) fn cmd_sql(db: &Path, query: &str, json: bool) -> Result<()> {
-    let conn = forager::store::Store::open_read_only(db)?;
+fn cmd_sql(conn: &rusqlite::Connection, query: &str, json: bool) -> Result<()> {
     let mut st = conn.prepare(query)?;
     if !st.readonly() {
         // The database is opened read-only, but some statements write elsewhere

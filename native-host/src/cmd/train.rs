@@ -60,6 +60,10 @@ pub(crate) struct Args {
     /// Where to write the model.
     #[arg(long)]
     out: PathBuf,
+    /// Replace an existing model at the output path (never a crawl database, a link, a FIFO
+    /// or a directory).
+    #[arg(long)]
+    force: bool,
     /// Then self-train once on the fetched pages of these crawl databases (semi-supervised:
     /// confident pages become examples of their best leaf).
     #[arg(long, value_name = "DB")]
@@ -75,9 +79,11 @@ pub(crate) fn run(args: Args) -> Result<()> {
         bookmarks,
         proxy,
         out,
+        force,
         self_train_from,
         opts,
     } = args;
+    forager::output::check(&out, forager::output::Policy::model(force))?;
     let (text, train) = opts.options();
     let (mut model, skipped) = if let Some(file) = bookmarks {
         let html = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
@@ -128,6 +134,6 @@ pub(crate) fn run(args: Args) -> Result<()> {
             t.added()
         );
     }
-    write_model(&model, &out)?;
+    write_model(&model, &out, force)?;
     Ok(())
 }

@@ -16,7 +16,7 @@ impl Session {
     pub(super) fn edit_topic(&mut self, req: Request) -> Result<Reply, Refusal> {
         match req {
             Request::AddTopic { parent, name } => {
-                limit("name", &name, 200)?;
+                plain("name", &name, 200)?;
                 let id = self.model.add_topic(parent, &name, &name)?;
                 self.save_model()?;
                 Ok(Reply::TopicAdded {
@@ -25,7 +25,7 @@ impl Session {
                 })
             }
             Request::RenameTopic { topic, name } => {
-                limit("name", &name, 200)?;
+                plain("name", &name, 200)?;
                 self.model.rename_topic(topic, &name, &name)?;
                 self.edited()
             }
@@ -84,8 +84,10 @@ impl Session {
             .filter(|e| e.topic == path)
             .collect();
         examples.sort_by(|a, b| a.url.cmp(&b.url));
-        let truncated = examples.len() > MAX_EXAMPLES_LISTED;
+        let mut truncated = examples.len() > MAX_EXAMPLES_LISTED;
         examples.truncate(MAX_EXAMPLES_LISTED);
+        let (examples, cut) = fit(examples, LIST_BYTES * 3);
+        truncated |= cut;
         Ok(Reply::Examples {
             examples,
             truncated,
@@ -108,6 +110,7 @@ impl Session {
             }
             self.model.remove_example(url)?;
         } else {
+            web_url(url)?;
             let text = match text {
                 Some(t) => t,
                 None => read_only(&self.paths)
@@ -121,9 +124,7 @@ impl Session {
             };
             self.model.mark_not_relevant(url, &text)?;
         }
-        if let Some(c) = self.crawl.as_ref().filter(|c| !c.task.is_finished()) {
-            let _ = c.judge.send(crate::crawl::Judge::of(&mut self.model));
-        }
+        self.rejudge();
         Ok(())
     }
 

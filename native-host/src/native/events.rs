@@ -46,9 +46,9 @@ fn page_view(p: FetchedPage) -> PageView {
     }
 }
 
-/// Roughly the bytes a page takes in an event (titles are clipped to `MAX_TITLE_CHARS`).
+/// The bytes a page takes in an event or reply, as JSON (escaped).
 fn page_size(p: &PageView) -> usize {
-    p.url.len() + p.title.as_ref().map_or(0, |t| t.len()) + 64
+    serde_json::to_vec(p).map_or(usize::MAX / 4, |b| b.len()) + 1
 }
 
 /// The last `limit` fetched pages, oldest first, as many as fit one reply.
@@ -85,13 +85,14 @@ pub(super) fn hubs(paths: &HostPaths, top: usize) -> Result<HubsView, crate::sto
             .map(|p| HubView {
                 url: p.url,
                 score: p.score,
-                title: p.title,
+                title: clip(&p.title, MAX_TITLE_CHARS),
             })
-            .collect())
+            .collect::<Vec<_>>())
     };
+    // Each list as many as fit half a frame, whatever the URLs and titles.
     Ok(HubsView {
-        hubs: list(Ranking::Hubs)?,
-        authorities: list(Ranking::Authorities)?,
+        hubs: fit(list(Ranking::Hubs)?, LIST_BYTES * 3 / 2).0,
+        authorities: fit(list(Ranking::Authorities)?, LIST_BYTES * 3 / 2).0,
     })
 }
 

@@ -22,6 +22,8 @@ mod crawl_task;
 mod edits;
 mod events;
 mod export;
+#[cfg(test)]
+mod limits_tests;
 mod protocol;
 mod reply;
 mod search;
@@ -55,13 +57,24 @@ const EVENT_BYTES: usize = 256 * 1024;
 /// Longest title sent to the browser, in characters.
 pub const MAX_TITLE_CHARS: usize = 300;
 
-/// `s` cut to at most `max` characters, with an ellipsis when cut.
+/// `s` cut to at most `max` characters, with an ellipsis when cut; control characters (which
+/// JSON escapes to six bytes each) become spaces.
 pub fn clip(s: &str, max: usize) -> String {
+    let plain = |t: &str| -> String {
+        t.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    };
     match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
+        Some((i, _)) => format!("{}…", plain(&s[..i])),
+        None => plain(s),
     }
 }
+/// Largest reply the host sends, measured as JSON: the browser's limit less room for the
+/// envelope (`{"type":"reply","id":…,"ok":true,"result":…}`).
+const MAX_REPLY: usize = framing::MAX_TO_BROWSER - 1024;
+/// The bytes one list in a reply may take (hubs and authorities, marks) before it is cut.
+const LIST_BYTES: usize = 256 * 1024;
 /// Largest page text accepted in `add_example`.
 const MAX_TEXT: usize = 2 << 20;
 
@@ -74,14 +87,18 @@ pub struct HostPaths {
 
 impl HostPaths {
     /// `$FORAGER_HOME`, else `$XDG_DATA_HOME/forager`, else `~/.local/share/forager`; empty
-    /// (and, for the XDG and HOME variables, relative) values count as unset.
-    pub fn from_env() -> Self {
+    /// (and, for the XDG and HOME variables, relative) values count as unset. With none of
+    /// them set, refused: the host never writes into whatever directory it was started in.
+    pub fn from_env() -> Result<Self, String> {
         use crate::install::env_path;
         let dir = env_path("FORAGER_HOME", false)
             .or_else(|| env_path("XDG_DATA_HOME", true).map(|d| d.join("forager")))
             .or_else(|| env_path("HOME", true).map(|h| h.join(".local/share/forager")))
-            .unwrap_or_else(|| PathBuf::from("forager-data"));
-        HostPaths { dir }
+            .ok_or(
+                "no data directory: set HOME (or XDG_DATA_HOME, or FORAGER_HOME) to where the \
+                 host may keep its model and crawl",
+            )?;
+        Ok(HostPaths { dir })
     }
 
     /// The model file.
@@ -118,6 +135,33 @@ const MAX_EXAMPLES_LISTED: usize = 200;
 
 /// How long `stop_crawl` waits for the crawl to end before replying "stopping".
 const STOP_WAIT: Duration = Duration::from_secs(4);
+
+/// Most JSON values (arrays, objects and their members) one request may hold: a thousand
+/// queued links are about a thousand.
+const MAX_VALUES: usize = 100_000;
+
+/// About how many JSON values `b` holds (a count of commas and opening brackets outside
+/// strings), without parsing it.
+fn json_values(b: &[u8]) -> usize {
+    let (mut n, mut in_str, mut esc) = (0, false, false);
+    for &c in b {
+        if in_str {
+            match c {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+        } else {
+            match c {
+                b'"' => in_str = true,
+                b',' | b'[' | b'{' => n += 1,
+                _ => {}
+            }
+        }
+    }
+    n
+}
 
 /// What the reader thread hands the handler.
 enum Incoming {
@@ -233,6 +277,14 @@ fn read_frames(mut input: impl Read, in_tx: mpsc::Sender<Incoming>) {
 impl Session {
     /// The reply to one framed message: parsed, checked against a stale taxonomy, answered.
     async fn answer_frame(&mut self, b: &[u8]) -> Outgoing {
+        let values = json_values(b);
+        if values > MAX_VALUES {
+            // Parsed, a 4 MB frame of tiny values ([{},{},...]) costs hundreds of MB.
+            let why = format!(
+                "a request holds {values} JSON values, more than the {MAX_VALUES} any request needs"
+            );
+            return Outgoing::reply(Value::Null, Err(Refusal::Invalid(why)));
+        }
         let v = match serde_json::from_slice::<Value>(b) {
             Ok(v) if v.is_object() => v,
             Ok(_) => {

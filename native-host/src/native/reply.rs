@@ -134,8 +134,10 @@ pub enum Reply {
     NotRelevant {
         /// Every topic.
         topics: Vec<TopicInfo>,
-        /// Pages marked not relevant.
+        /// Pages marked not relevant: this request's first, as many as fit a reply.
         not_relevant: Vec<String>,
+        /// How many pages are marked in all.
+        not_relevant_total: usize,
     },
     /// `get_model` and `export`: one base64 chunk of a byte stream.
     Chunk {

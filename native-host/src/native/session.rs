@@ -46,9 +46,11 @@ impl Session {
                 self.model_error.clone().unwrap_or_default(),
             ));
         }
+        let bytes =
+            (self.model.to_bytes_within_budget()).map_err(|e| Refusal::Invalid(e.to_string()))?;
         let failed = |e: std::io::Error| Refusal::Failed(format!("saving the model: {e}"));
         std::fs::create_dir_all(&self.paths.dir).map_err(failed)?;
-        crate::model_file::write_atomic(&self.paths.model(), &self.model.to_bytes()).map_err(failed)
+        crate::model_file::write_atomic(&self.paths.model(), &bytes).map_err(failed)
     }
 
     /// The crawl's counters: the running crawl's, or the database's when none runs here.
@@ -86,11 +88,37 @@ impl Session {
         );
         self.settle_crawl().await;
         let before = (edit && self.greeted).then(|| self.model.clone());
-        let r = self.answer(req).await;
+        let mut r = self.answer(req).await;
+        let mut saved = false;
+        if let Ok(reply) = &r {
+            // Measured as the browser gets it (after JSON escaping), with room for the envelope.
+            let n = serde_json::to_vec(reply).map_or(usize::MAX, |b| b.len());
+            if n > MAX_REPLY {
+                saved = edit;
+                r = Err(Refusal::Failed(format!(
+                    "the reply would be {n} bytes, over the browser's limit of {MAX_REPLY}; \
+                     nothing was changed"
+                )));
+            }
+        }
         if let (Err(_), Some(m)) = (&r, before) {
             self.model = m;
+            if saved {
+                // The edit was saved before its reply was measured: save the model as it was.
+                if let Err(e) = self.save_model() {
+                    r = Err(e);
+                }
+                self.rejudge();
+            }
         }
         r
+    }
+
+    /// Hands a running crawl the classifier of the model as it now is.
+    pub(super) fn rejudge(&mut self) {
+        if let Some(c) = self.crawl.as_ref().filter(|c| !c.task.is_finished()) {
+            let _ = c.judge.send(crate::crawl::Judge::of(&mut self.model));
+        }
     }
 
     pub(super) async fn answer(&mut self, req: Request) -> Result<Reply, Refusal> {
@@ -126,9 +154,17 @@ impl Session {
                 }
                 self.mark_not_relevant(&url, text, undo)?;
                 self.save_model()?;
+                let mut all = self.model.not_relevant_urls();
+                let total = all.len();
+                // This request's page first (when marked), then the others, as many as fit.
+                if let Some(i) = all.iter().position(|u| *u == url) {
+                    all.swap(0, i);
+                }
+                let (not_relevant, _) = fit(all, LIST_BYTES);
                 Ok(Reply::NotRelevant {
                     topics: self.topics(),
-                    not_relevant: self.model.not_relevant_urls(),
+                    not_relevant,
+                    not_relevant_total: total,
                 })
             }
             Request::SelfTrain { min_p, clear } => self.self_train(min_p, clear),
@@ -206,6 +242,45 @@ pub(super) fn limit(name: &str, v: &str, max: usize) -> Result<(), Refusal> {
         )));
     }
     Ok(())
+}
+
+/// Refuses a name longer than `max` bytes or holding control characters (line breaks, tabs,
+/// escapes: a name is one line of text).
+pub(super) fn plain(name: &str, v: &str, max: usize) -> Result<(), Refusal> {
+    limit(name, v, max)?;
+    if v.chars().any(char::is_control) {
+        return Err(Refusal::Invalid(format!(
+            "{name:?} holds control characters (line breaks, tabs, escapes); use plain text"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses anything but an absolute http(s) URL (a page on the web).
+pub(super) fn web_url(v: &str) -> Result<(), Refusal> {
+    limit("url", v, 4096)?;
+    match url::Url::parse(v) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
+        _ => Err(Refusal::Invalid(format!(
+            "{} is not an http(s) URL: only web pages can be marked",
+            clip(&v.escape_debug().to_string(), 200)
+        ))),
+    }
+}
+
+/// The first items of `items` whose JSON (as sent, escaped) fits in `budget` bytes, and
+/// whether any were left out.
+pub(super) fn fit<T: serde::Serialize>(items: Vec<T>, budget: usize) -> (Vec<T>, bool) {
+    let mut used = 0;
+    let n = items.len();
+    let kept: Vec<T> = (items.into_iter())
+        .take_while(|it| {
+            used += serde_json::to_vec(it).map_or(usize::MAX / 2, |b| b.len()) + 1;
+            used <= budget
+        })
+        .collect();
+    let cut = kept.len() < n;
+    (kept, cut)
 }
 
 /// The saved model, or the starter one with the reason when there is none or it could not be

@@ -6,10 +6,12 @@ use serde_json::json;
 use std::io::{PipeReader, PipeWriter};
 
 /// The browser's end of an in-process connection.
-struct Browser {
-    to_host: Option<PipeWriter>,
+pub(super) struct Browser {
+    pub(super) to_host: Option<PipeWriter>,
     from_host: PipeReader,
     next_id: u64,
+    /// The length of the last frame received, in bytes.
+    pub(super) last_len: usize,
 }
 
 impl Browser {
@@ -20,13 +22,16 @@ impl Browser {
 
     fn recv(&mut self) -> Value {
         match framing::read_frame(&mut self.from_host).unwrap() {
-            Some(Frame::Message(b)) => serde_json::from_slice(&b).unwrap(),
+            Some(Frame::Message(b)) => {
+                self.last_len = b.len();
+                serde_json::from_slice(&b).unwrap()
+            }
             other => panic!("expected a frame, got {other:?}"),
         }
     }
 
     /// Sends request `v` (given the next id) and returns its reply, skipping events.
-    fn request(&mut self, mut v: Value) -> Value {
+    pub(super) fn request(&mut self, mut v: Value) -> Value {
         self.next_id += 1;
         v["id"] = json!(self.next_id);
         self.send(&v);
@@ -41,7 +46,7 @@ impl Browser {
 }
 
 /// A host served on a runtime of its own thread, and the browser's end.
-fn connect(dir: &std::path::Path) -> (Browser, std::thread::JoinHandle<i32>) {
+pub(super) fn connect(dir: &std::path::Path) -> (Browser, std::thread::JoinHandle<i32>) {
     let (host_in, to_host) = std::io::pipe().unwrap();
     let (from_host, host_out) = std::io::pipe().unwrap();
     let paths = HostPaths {
@@ -55,11 +60,12 @@ fn connect(dir: &std::path::Path) -> (Browser, std::thread::JoinHandle<i32>) {
         to_host: Some(to_host),
         from_host,
         next_id: 0,
+        last_len: 0,
     };
     (b, host)
 }
 
-fn tmp(name: &str) -> PathBuf {
+pub(super) fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("forager-native-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d

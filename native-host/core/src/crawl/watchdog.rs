@@ -90,7 +90,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 not_relevant,
             }),
             config: config.clone(),
-            next_slot: Mutex::default(),
+            next_slot: Mutex::new(super::worker::slots_from_wall(&store.host_slots()?)),
             per_host: Mutex::default(),
             apprentice: RwLock::new(Arc::new(initial.clone().unwrap_or_default())),
         });
@@ -547,6 +547,8 @@ impl<S: CrawlDb> Watchdog<S> {
             self.progress.distillations += 1;
             self.tell(|| CrawlEvent::Distilled);
         }
+        let slots = super::worker::slots_to_wall(&self.sh);
+        blocking(&mut self.store, move |s| s.save_host_slots(&slots)).await?;
         self.snapshot(0).await?;
         self.progress.elapsed = self.started.elapsed().as_secs_f64();
         self.progress.waiting = None;
@@ -592,7 +594,10 @@ fn fetch_log(
         return Ok(None);
     };
     let io = |e: std::io::Error| CrawlError::FetchLog(p.display().to_string(), e);
-    let mut w = std::io::BufWriter::new(std::fs::File::create(p).map_err(io)?);
+    // The command checked the path with the user (`--force`); still never a link or a FIFO.
+    let file = crate::output::create(p, crate::output::Policy::data(true))
+        .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+    let mut w = std::io::BufWriter::new(file);
     for u in store.fetched_urls()? {
         writeln!(w, "{u}").map_err(io)?;
     }

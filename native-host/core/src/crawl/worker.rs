@@ -94,6 +94,33 @@ pub(super) async fn fetch_one(sh: Arc<Shared>, w: Work) -> Done {
     }
 }
 
+/// Politeness slots saved by an earlier crawl (host, Unix seconds) as instants: the ones
+/// still ahead.
+pub(super) fn slots_from_wall(saved: &[(String, f64)]) -> HashMap<String, Instant> {
+    let (now, wall) = (Instant::now(), crate::store::now());
+    (saved.iter())
+        .filter(|(_, at)| at.is_finite() && *at > wall)
+        .map(|(h, at)| {
+            (
+                h.clone(),
+                now + Duration::from_secs_f64((at - wall).min(3600.0)),
+            )
+        })
+        .collect()
+}
+
+/// The crawl's politeness slots still ahead, as (host, Unix seconds), to save at its end.
+pub(super) fn slots_to_wall(sh: &Shared) -> Vec<(String, f64)> {
+    let (now, wall) = (Instant::now(), crate::store::now());
+    let slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
+    let mut v: Vec<(String, f64)> = (slots.iter())
+        .filter(|(_, at)| **at > now)
+        .map(|(h, at)| (h.clone(), wall + (*at - now).as_secs_f64()))
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
 /// Waits for the host's politeness slot: one request every max(delay, Crawl-delay).
 async fn polite_wait(sh: &Shared, host: &str, extra: Duration) {
     let gap = sh.config.delay.max(extra);

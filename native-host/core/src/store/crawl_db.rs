@@ -67,6 +67,14 @@ pub trait CrawlDb: Send + 'static {
     fn save_distillation(&mut self, scores: &Scores) -> Result<()>;
     /// Raises the unvisited neighbours of the `top` hubs in the frontier.
     fn boost_hub_neighbours(&mut self, top: usize) -> Result<usize>;
+    /// Each host's next allowed request (Unix seconds), remembered across stop and start.
+    fn host_slots(&self) -> Result<Vec<(String, f64)>> {
+        Ok(Vec::new())
+    }
+    /// Remembers each host's next allowed request (Unix seconds) for the next start.
+    fn save_host_slots(&mut self, _slots: &[(String, f64)]) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl CrawlDb for Store {
@@ -139,5 +147,11 @@ impl CrawlDb for Store {
     }
     fn boost_hub_neighbours(&mut self, top: usize) -> Result<usize> {
         Store::boost_hub_neighbours(self, top)
+    }
+    fn host_slots(&self) -> Result<Vec<(String, f64)>> {
+        Store::host_slots(self)
+    }
+    fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
+        Store::save_host_slots(self, slots)
     }
 }

@@ -474,6 +474,21 @@ impl Store {
         Ok(())
     }
 
+    /// Each host's next allowed request (Unix seconds) as the last crawl left it, so that
+    /// politeness (the delay, Crawl-delay, Retry-After) holds across stop and start.
+    pub fn host_slots(&self) -> Result<Vec<(String, f64)>> {
+        let Some(rusqlite::types::Value::Text(t)) = self.meta("host_slots")? else {
+            return Ok(Vec::new());
+        };
+        Ok(serde_json::from_str(&t).unwrap_or_default())
+    }
+
+    /// Remembers each host's next allowed request (Unix seconds), replacing the last.
+    pub fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
+        let json = serde_json::to_string(slots).unwrap_or_else(|_| "[]".into());
+        self.set_meta("host_slots", json)
+    }
+
     /// Replaces the stored taxonomy and examples with the model's.
     pub fn save_taxonomy(&mut self, model: &forager_classifier::Model) -> Result<()> {
         let tx = self.conn.transaction()?;
