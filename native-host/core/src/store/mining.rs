@@ -46,8 +46,8 @@ impl Store {
         self.read().trained_apprentice()
     }
 
-    /// The crawl graph for the distiller: links between fetched pages, and R of every fetched
-    /// page.
+    /// The crawl graph for the distiller: links between fetched pages (same-site links too:
+    /// the distiller weighs them), and R of every fetched page.
     pub fn graph(&self) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
         graph_of(&self.conn)
     }
@@ -115,7 +115,7 @@ pub fn graph_of(conn: &Connection) -> Result<(Vec<crate::distiller::Edge>, HashM
     }
     let mut st = conn.prepare(
         "SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst FROM link l
-         JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2 AND l.sid_src <> l.sid_dst",
+         JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2",
     )?;
     let rows = st.query_map([], |r| {
         Ok(crate::distiller::Edge {
