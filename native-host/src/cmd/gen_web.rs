@@ -22,6 +22,17 @@ pub(crate) struct Args {
     /// linked and popular, with vocabularies that partly overlap the topics'.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
     off_taxonomy: u8,
+    /// A dominant, tightly-knit community of generic pages (all linking to each other, linked
+    /// from everywhere) that captures plain HITS.
+    #[arg(long)]
+    community: bool,
+    /// Topical hubs link mostly within their own site; writes hubs.tsv.
+    #[arg(long)]
+    site_hubs: bool,
+    /// Relevant regions reachable only through pages that look irrelevant (link evidence
+    /// finds them, page relevance does not).
+    #[arg(long)]
+    hidden: bool,
 }
 
 /// Runs `forager gen-web`.
@@ -32,12 +43,18 @@ pub(crate) fn run(args: Args) -> Result<()> {
         planted,
         neighbour,
         off_taxonomy,
+        community,
+        site_hubs,
+        hidden,
     } = args;
     let cfg = forager::synthweb::SynthConfig {
         seed,
         planted,
         neighbour,
         off_taxonomy: off_taxonomy.into(),
+        community,
+        site_hubs,
+        hidden,
         ..Default::default()
     };
     let web = forager::synthweb::SynthWeb::generate(&cfg);
