@@ -156,7 +156,11 @@ function showLinks(id, list) {
         ? `${r.queued} link${r.queued === 1 ? '' : 's'} of ${shortUrl(h.url)} queued first`
         : `${shortUrl(h.url)} has no links left to fetch; the crawl goes on from its frontier`;
     }));
-    const li = el('li', { 'data-url': h.url }, link, el('span', { class: 'score' }, h.score.toFixed(3)), more);
+    // Why it ranks: how many of its fetched out-links lead to relevant pages.
+    const why = h.fetched_links === undefined ? []
+      : [el('span', { class: 'why', title: 'of the links on this page to pages fetched so far, how many lead to relevant pages' },
+        `${h.relevant_links}/${h.fetched_links} relevant`)];
+    const li = el('li', { 'data-url': h.url }, link, ...why, el('span', { class: 'score' }, h.score.toFixed(3)), more);
     li.append(notRelevantButton(li, h.url, title || shortUrl(h.url)));
     return li;
   }));

@@ -32,7 +32,9 @@ export const MAX_DELAY = 60;
  * @typedef {{id: number, parent: number, path: string, name: string, title: string, good: boolean,
  *   examples: number, subtree_examples: number, self_trained?: number}} TopicInfo
  * @typedef {{seq: number, url: string, relevance: number, title: string}} Page
- * @typedef {{url: string, score: number, title?: string}} Hub `title`: the page's, when it has one
+ * @typedef {{url: string, score: number, title?: string, relevant_links?: number, fetched_links?: number}} Hub
+ *   `title`: the page's, when it has one; `relevant_links` of its `fetched_links` out-links to
+ *   fetched pages lead to pages with R >= 0.5 (why it ranks)
  * @typedef {{hubs: Hub[], authorities: Hub[]}} HubsResult
  * @typedef {{topics: TopicInfo[]}} TopicsResult
  * @typedef {{topic: number, path: string, next_to: string, relation: 'sibling' | 'parent', pages: number,

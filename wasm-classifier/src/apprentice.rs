@@ -133,6 +133,31 @@ pub struct Apprentice {
     totals: [u64; 2],
     /// Instances per bucket.
     instances: [u64; 2],
+    /// How far the crawl trusts the apprentice over the parent's relevance (the critic's
+    /// weight, 0..=1; see [`Apprentice::blend`]); None until measured.
+    #[serde(skip)]
+    trust: Option<f64>,
+}
+
+/// How well predictions separate outcomes: 2 × AUC − 1 (the Gini coefficient), floored at 0;
+/// None when either outcome is missing. Ties count one half.
+pub fn skill(mut pairs: Vec<(f64, bool)>) -> Option<f64> {
+    let pos = pairs.iter().filter(|p| p.1).count();
+    let neg = pairs.len() - pos;
+    if pos == 0 || neg == 0 {
+        return None;
+    }
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut rank_sum, mut i) = (0.0, 0);
+    while i < pairs.len() {
+        let j = i + pairs[i..].iter().take_while(|p| p.0 == pairs[i].0).count();
+        let high = pairs[i..j].iter().filter(|p| p.1).count() as f64;
+        rank_sum += high * (i + 1 + j) as f64 / 2.0;
+        i = j;
+    }
+    let (pos, neg) = (pos as f64, neg as f64);
+    let auc = (rank_sum - pos * (pos + 1.0) / 2.0) / (pos * neg);
+    Some((2.0 * auc - 1.0).max(0.0))
 }
 
 impl Apprentice {
@@ -154,6 +179,24 @@ impl Apprentice {
     /// Instances seen per bucket, [low, high].
     pub fn instances(&self) -> [u64; 2] {
         self.instances
+    }
+
+    /// Sets the critic's weight of this apprentice (clamped to 0..=1).
+    pub fn set_trust(&mut self, trust: f64) {
+        self.trust = Some(trust.clamp(0.0, 1.0));
+    }
+
+    /// The critic's weight (1 when never measured: an apprentice used on its own).
+    pub fn trust(&self) -> f64 {
+        self.trust.unwrap_or(1.0)
+    }
+
+    /// A link's priority: Pr(high | features) blended with the `baseline` (soft focus's
+    /// inherited relevance) by the apprentice's trust, so an apprentice that does not yet
+    /// separate good links from bad leaves the crawl as soft focus would run it.
+    pub fn blend(&self, features: &[u32], baseline: f64) -> f64 {
+        let t = self.trust();
+        t * self.p_high(features) + (1.0 - t) * baseline
     }
 
     /// True once both buckets have instances, so predictions mean something.

@@ -93,6 +93,11 @@ pub struct Row {
     pub fetched_at: Option<f64>,
     /// Its hub or authority score (None for the page list).
     pub score: Option<f64>,
+    /// Why it ranks: of its out-links to fetched pages, how many go to pages with R >= 0.5
+    /// (None for the page list).
+    pub relevant_links: Option<i64>,
+    /// Its out-links to fetched pages (None for the page list).
+    pub fetched_links: Option<i64>,
 }
 
 /// The rows of `what`, best first for hubs and authorities (zero scores left out), in fetch
@@ -107,6 +112,8 @@ pub fn rows(db: &Reader, what: What) -> Result<Vec<Row>, StoreError> {
                 best_leaf: p.best_leaf,
                 fetched_at: p.fetched_at,
                 score: Some(p.score),
+                relevant_links: Some(p.relevant_links),
+                fetched_links: Some(p.fetched_links),
             })
             .collect())
     };
@@ -121,6 +128,8 @@ pub fn rows(db: &Reader, what: What) -> Result<Vec<Row>, StoreError> {
                 best_leaf: p.best_leaf,
                 fetched_at: p.fetched_at,
                 score: None,
+                relevant_links: None,
+                fetched_links: None,
             })
             .collect()),
     }
@@ -145,6 +154,8 @@ pub fn export(db: &Reader, what: What, format: Format) -> Result<String, ExportE
                     "best_leaf",
                     "fetched_at",
                     "score",
+                    "relevant_links",
+                    "fetched_links",
                 ])?;
             }
             for r in &rows {
@@ -171,6 +182,8 @@ mod tests {
              CREATE TABLE taxonomy(kcid INTEGER PRIMARY KEY, path TEXT);
              CREATE TABLE hub(oid INTEGER, score REAL);
              CREATE TABLE auth(oid INTEGER, score REAL);
+             CREATE TABLE link(oid_src INTEGER, oid_dst INTEGER);
+             INSERT INTO link VALUES (1, 2), (1, 3), (1, 1), (2, 1);
              INSERT INTO taxonomy VALUES (3, '/Science/Astronomy');
              INSERT INTO doc VALUES (1, 'http://a.test/', 'Stars, \"big\" ones', 0.9, 3, 2, 100.5, 2),
                                     (2, 'http://b.test/', NULL, 0.1, NULL, 2, 99.0, 1),
@@ -194,7 +207,9 @@ mod tests {
                 "relevance",
                 "best_leaf",
                 "fetched_at",
-                "score"
+                "score",
+                "relevant_links",
+                "fetched_links"
             ]
         );
         let recs: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
@@ -203,6 +218,10 @@ mod tests {
         assert_eq!(&recs[0][1], "Stars, \"big\" ones");
         assert_eq!(&recs[0][3], "/Science/Astronomy");
         assert_eq!(&recs[1][5], "0.25");
+        // Hub 1 links to 2 (fetched, R = .1), to 3 (not fetched) and to itself: 0 of 1; hub 2
+        // links to 1 (fetched, R = .9): 1 of 1.
+        assert_eq!((&recs[0][6], &recs[0][7]), ("0", "1"));
+        assert_eq!((&recs[1][6], &recs[1][7]), ("1", "1"));
     }
 
     #[test]
@@ -219,7 +238,7 @@ mod tests {
         let empty = export(&Reader::over(&db()), What::Authorities, Format::Csv).unwrap();
         assert_eq!(
             empty.trim(),
-            "url,title,relevance,best_leaf,fetched_at,score"
+            "url,title,relevance,best_leaf,fetched_at,score,relevant_links,fetched_links"
         );
     }
 }

@@ -161,6 +161,9 @@ pub struct Checkpoint {
     pub precision: f64,
     /// Share of fetched pages the web labels with no topic at all (off-taxonomy).
     pub no_topic: f64,
+    /// Area under the ROC curve of R over the fetched pages against the ground truth (None
+    /// when all are relevant or none is).
+    pub auc: Option<f64>,
 }
 
 /// Overlap of two crawls from disjoint seed halves after `n` fetches each.
@@ -185,6 +188,9 @@ pub struct StrategyResult {
     pub robustness: Vec<Overlap>,
     /// Link distance from the seeds of the top-100 hubs → how many hubs.
     pub hub_distance: BTreeMap<i64, usize>,
+    /// The top 10 hubs of each distiller method on the finished crawl (where the web has
+    /// labels; empty for the simulated references).
+    pub hubs: Vec<crate::hub_quality::HubQuality>,
     /// Crawl seconds (for soft+apprentice-offline, its training crawl's included; for the
     /// simulated references, the whole reference step).
     pub seconds: f64,
@@ -198,6 +204,7 @@ impl StrategyResult {
             checkpoints,
             robustness: Vec::new(),
             hub_distance: BTreeMap::new(),
+            hubs: Vec::new(),
             seconds,
         }
     }
@@ -383,6 +390,11 @@ pub fn measure(
             confident: confident.len(),
             precision: confident_relevant as f64 / confident.len().max(1) as f64,
             no_topic: no_topic as f64 / n as f64,
+            auc: crate::hub_quality::auc(
+                (first.iter())
+                    .map(|(u, r)| (*r, web.is_relevant(u, &task.good)))
+                    .collect(),
+            ),
         });
     }
     out
@@ -498,6 +510,12 @@ pub async fn run(
         write_fetched(&cfg.out.join(format!("{}.fetched.txt", s.name)), &fetched)?;
         let checkpoints_out = measure(web, task, &fetched, cfg.pages as usize);
         let hub_distance = hub_distance(&db)?;
+        let hubs = if web.labels.is_empty() {
+            Vec::new()
+        } else {
+            let ro = forager_core::store::ReadOnly::open(&db)?;
+            crate::hub_quality::hub_quality(&ro.read(), web, task)?
+        };
         let robustness = if cfg.robustness && !half_a.is_empty() && !half_b.is_empty() {
             robustness(s, model, [half_a, half_b], cfg).await?
         } else {
@@ -508,6 +526,7 @@ pub async fn run(
             checkpoints: checkpoints_out,
             robustness,
             hub_distance,
+            hubs,
             seconds,
         };
         std::fs::write(

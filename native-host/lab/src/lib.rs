@@ -9,6 +9,7 @@ pub mod confidence;
 pub mod demo;
 pub mod evaluation;
 pub mod highlight;
+pub mod hub_quality;
 pub mod miniweb;
 pub mod partial;
 pub mod reference;

@@ -71,6 +71,8 @@ pub struct MiniWeb {
     pub labels: HashMap<String, Vec<String>>,
     /// Crawl tasks.
     pub tasks: Vec<Task>,
+    /// (topic path, URL) of pages known to be good hubs (`hubs.tsv`, optional).
+    pub hubs: Vec<(String, String)>,
 }
 
 fn read(path: &Path) -> Result<String, MiniWebError> {
@@ -121,6 +123,12 @@ impl MiniWeb {
         } else {
             Vec::new()
         };
+        let hubs_path = root.join("hubs.tsv");
+        let hubs = if hubs_path.exists() {
+            tsv(&hubs_path)?
+        } else {
+            Vec::new()
+        };
         Ok(MiniWeb {
             root: root.to_owned(),
             store: Store::Dir,
@@ -128,6 +136,7 @@ impl MiniWeb {
             examples,
             labels,
             tasks,
+            hubs,
         })
     }
 
@@ -146,6 +155,7 @@ impl MiniWeb {
             examples,
             labels,
             tasks,
+            hubs: Vec::new(),
         }
     }
 
@@ -185,13 +195,23 @@ impl MiniWeb {
 
     /// True when `url` is relevant to the good topics (a label equals or lies under one).
     pub fn is_relevant(&self, url: &str, good: &[String]) -> bool {
-        self.labels.get(url).is_some_and(|ls| {
-            ls.iter().any(|l| {
-                good.iter()
-                    .any(|g| l == g || l.starts_with(&format!("{}/", g.trim_end_matches('/'))))
-            })
-        })
+        self.labels
+            .get(url)
+            .is_some_and(|ls| ls.iter().any(|l| under_good(l, good)))
     }
+
+    /// Whether `url` is a good hub for a task with these good topics: a relevant page, or a
+    /// page `hubs.tsv` lists under a good topic (the issues' "good hubs in the top 10").
+    pub fn is_good_hub(&self, url: &str, good: &[String]) -> bool {
+        self.is_relevant(url, good)
+            || (self.hubs.iter()).any(|(t, u)| u == url && under_good(t, good))
+    }
+}
+
+/// Whether topic path `l` is one of `good` or lies under one.
+fn under_good(l: &str, good: &[String]) -> bool {
+    good.iter()
+        .any(|g| l == g || l.starts_with(&format!("{}/", g.trim_end_matches('/'))))
 }
 
 /// Maps `http://host/path` to `sites/host/path` (a trailing `/` serves `index.html`); refuses

@@ -96,6 +96,10 @@ pub struct Scored {
     pub url: String,
     /// Its score.
     pub score: f64,
+    /// Of its out-links to fetched pages, those to pages with R >= 0.5 (why it ranks).
+    pub relevant_links: i64,
+    /// Its out-links to fetched pages.
+    pub fetched_links: i64,
 }
 
 /// A server rated by its density of relevant pages (the paper's "site rating").
@@ -149,6 +153,8 @@ pub fn build(db: &Reader, top: usize) -> Result<Report, StoreError> {
             .map(|p| Scored {
                 url: p.url,
                 score: p.score,
+                relevant_links: p.relevant_links,
+                fetched_links: p.fetched_links,
             })
             .collect())
     };
@@ -160,7 +166,13 @@ pub fn build(db: &Reader, top: usize) -> Result<Report, StoreError> {
             (v.iter().take(top))
                 .map(|&(o, score)| {
                     let url = db.url_of(o)?.unwrap_or_default();
-                    Ok(Scored { url, score })
+                    let (fetched_links, relevant_links) = db.link_evidence(o)?;
+                    Ok(Scored {
+                        url,
+                        score,
+                        relevant_links,
+                        fetched_links,
+                    })
                 })
                 .collect()
         };
@@ -220,9 +232,14 @@ pub fn text(r: &Report) -> String {
         s += &format!("ALARM {}: {}\n", a.kind, a.detail);
     }
     let list = |title: &str, v: &[Scored]| {
-        let mut s = format!("\n{title}:\n");
+        let mut s = format!("\n{title} (score, relevant/fetched out-links):\n");
         for x in v {
-            s += &format!("  {:.4}  {}\n", x.score, x.url);
+            s += &format!(
+                "  {:.4}  {:>5}  {}\n",
+                x.score,
+                format!("{}/{}", x.relevant_links, x.fetched_links),
+                x.url
+            );
         }
         s
     };
@@ -397,8 +414,10 @@ pub fn html(r: &Report, title: &str) -> String {
         v.iter()
             .map(|x| {
                 format!(
-                    "<tr><td><a href=\"{u}\">{u}</a></td><td>{:.4}</td></tr>",
+                    "<tr><td><a href=\"{u}\">{u}</a></td><td>{:.4}</td><td>{}/{}</td></tr>",
                     x.score,
+                    x.relevant_links,
+                    x.fetched_links,
                     u = escape(&x.url)
                 )
             })
@@ -432,8 +451,8 @@ pub fn html(r: &Report, title: &str) -> String {
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>{CSS}\
          .alarm{{background:#fee;border:1px solid #c33;padding:.4em .8em}}</style></head><body>\
          <h1>{t}</h1><p>{} pages fetched, {} in the frontier.</p>{alarms}{}{}{}{confidence}\
-         <h2>Top hubs</h2><table><tr><th>page</th><th>hub score</th></tr>{}</table>\
-         <h2>Top authorities</h2><table><tr><th>page</th><th>authority score</th></tr>{}</table>\
+         <h2>Top hubs</h2><table><tr><th>page</th><th>hub score</th><th>relevant/fetched out-links</th></tr>{}</table>\
+         <h2>Top authorities</h2><table><tr><th>page</th><th>authority score</th><th>relevant/fetched out-links</th></tr>{}</table>\
          <h2>Top sites by density of relevant pages</h2><table><tr><th>site</th><th>relevant</th>\
          <th>fetched</th><th>density</th></tr>{sites}</table></body></html>",
         r.fetched,

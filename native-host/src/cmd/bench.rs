@@ -158,6 +158,24 @@ fn print_bench(results: &[forager::evaluation::StrategyResult]) {
             );
         }
     }
+    println!("\nGood hubs in the top 10 (listed, distinct scores) by distiller method; AUC of R:");
+    for r in results.iter().filter(|r| !r.hubs.is_empty()) {
+        let cells: Vec<String> = (r.hubs.iter())
+            .map(|h| {
+                format!(
+                    "{} {}({},{})",
+                    h.method, h.good_in_top10, h.listed, h.distinct
+                )
+            })
+            .collect();
+        let auc = r.checkpoints.last().and_then(|c| c.auc);
+        println!(
+            "{:<22} {}  auc {}",
+            r.strategy,
+            cells.join("  "),
+            auc.map_or("-".into(), |a| format!("{a:.3}"))
+        );
+    }
     let harvest_at = |r: &forager::evaluation::StrategyResult, n: usize| {
         r.checkpoints.iter().find(|c| c.n == n).map(|c| c.harvest)
     };

@@ -14,25 +14,44 @@ pub(crate) struct Args {
     /// JSON output.
     #[arg(long)]
     json: bool,
+    /// How scores are computed: randomized (randomised HITS with the relevance-weighted
+    /// out-degree as prior), hits (plain HITS over cross-site links, for comparison) or
+    /// out-degree (the prior alone).
+    #[arg(long, default_value = "randomized", value_parser = clap::builder::PossibleValuesParser::new(forager::distiller::Method::NAMES))]
+    method: String,
 }
 
 /// Runs `forager distill`.
 pub(crate) fn run(a: Args) -> Result<()> {
-    cmd_distill(&a.db, a.top, a.json)
+    let method = forager::distiller::Method::from_name(&a.method).unwrap_or_default();
+    cmd_distill(&a.db, a.top, a.json, method)
 }
 
-pub(crate) fn cmd_distill(db: &Path, top: usize, json: bool) -> Result<()> {
+pub(crate) fn cmd_distill(
+    db: &Path,
+    top: usize,
+    json: bool,
+    method: forager::distiller::Method,
+) -> Result<()> {
     let mut store = forager::store::Store::open(db)?;
     let (edges, rel) = store.graph()?;
     let t = std::time::Instant::now();
-    let scores = forager::distiller::distill(&edges, &rel, &Default::default());
+    let params = forager::distiller::Params {
+        method,
+        ..Default::default()
+    };
+    let scores = forager::distiller::distill(&edges, &rel, &params);
     let ms = t.elapsed().as_secs_f64() * 1e3;
     store.save_distillation(&scores)?;
     let url_of = |oid: i64| -> Result<String> { Ok(store.read().url_of(oid)?.unwrap_or_default()) };
     let list = |v: &[(i64, f64)]| -> Result<Vec<serde_json::Value>> {
         v.iter()
             .take(top)
-            .map(|&(oid, score)| Ok(serde_json::json!({"url": url_of(oid)?, "score": score})))
+            .map(|&(oid, score)| {
+                let (fetched, relevant) = store.read().link_evidence(oid)?;
+                Ok(serde_json::json!({"url": url_of(oid)?, "score": score,
+                    "relevant_links": relevant, "fetched_links": fetched}))
+            })
             .collect()
     };
     let (hubs, auths) = (list(&scores.hubs)?, list(&scores.authorities)?);
@@ -44,16 +63,17 @@ pub(crate) fn cmd_distill(db: &Path, top: usize, json: bool) -> Result<()> {
         );
     } else {
         println!(
-            "distilled {} cross-site edges in {ms:.1} ms ({} iterations)",
+            "distilled {} links in {ms:.1} ms ({} iterations)",
             edges.len(),
             scores.iterations
         );
         for (name, l) in [("hubs", &hubs), ("authorities", &auths)] {
-            println!("top {name}:");
+            println!("top {name} (score, relevant/fetched out-links):");
             for v in l {
                 println!(
-                    "  {:.4}  {}",
+                    "  {:.4}  {:>9}  {}",
                     v["score"].as_f64().unwrap_or(0.0),
+                    format!("{}/{}", v["relevant_links"], v["fetched_links"]),
                     v["url"].as_str().unwrap_or("")
                 );
             }

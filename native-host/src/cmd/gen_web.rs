@@ -26,6 +26,17 @@ pub(crate) struct Args {
     /// a link or a file).
     #[arg(long)]
     force: bool,
+    /// A dominant, tightly-knit community of generic pages (all linking to each other, linked
+    /// from everywhere) that captures plain HITS.
+    #[arg(long)]
+    community: bool,
+    /// Topical hubs link mostly within their own site; writes hubs.tsv.
+    #[arg(long)]
+    site_hubs: bool,
+    /// Relevant regions reachable only through pages that look irrelevant (link evidence
+    /// finds them, page relevance does not).
+    #[arg(long)]
+    hidden: bool,
 }
 
 /// Runs `forager gen-web`.
@@ -37,6 +48,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
         neighbour,
         off_taxonomy,
         force,
+        community,
+        site_hubs,
+        hidden,
     } = args;
     forager::output::dir(&out, force)?;
     let cfg = forager::synthweb::SynthConfig {
@@ -44,6 +58,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
         planted,
         neighbour,
         off_taxonomy: off_taxonomy.into(),
+        community,
+        site_hubs,
+        hidden,
         ..Default::default()
     };
     let web = forager::synthweb::SynthWeb::generate(&cfg);

@@ -86,6 +86,8 @@ pub(super) fn hubs(paths: &HostPaths, top: usize) -> Result<HubsView, crate::sto
                 url: p.url,
                 score: p.score,
                 title: clip(&p.title, MAX_TITLE_CHARS),
+                relevant_links: p.relevant_links,
+                fetched_links: p.fetched_links,
             })
             .collect::<Vec<_>>())
     };

@@ -324,6 +324,10 @@ pub struct HubView {
     pub score: f64,
     /// Title (empty when the page has none).
     pub title: String,
+    /// Of its out-links to fetched pages, those to pages with R >= 0.5 (why it ranks).
+    pub relevant_links: i64,
+    /// Its out-links to fetched pages.
+    pub fetched_links: i64,
 }
 
 /// The distiller's top hubs and authorities (`HubsResult` in protocol.js).

@@ -7,7 +7,8 @@
 //!   navigation boilerplate; the frontier keeps the maximum over parents (`store::frontier`);
 //! - hard focus: the same scores, but only pages whose best leaf is under a good topic are
 //!   expanded;
-//! - with a trained apprentice (soft or hard), the apprentice's Pr[high | link features];
+//! - with a trained apprentice (soft or hard), the apprentice's Pr[high | link features]
+//!   blended with that score by the apprentice's measured trust (the critic);
 //! - breadth first: −(depth + 1); unfocused: 0; naive best-first: the parent's cosine to the
 //!   good topics' examples; SharkSearch: anchor, context and a decaying inherited score.
 
@@ -110,9 +111,10 @@ pub fn score_links(
             )
         });
         let critic = apprentice.as_ref().map(|(_, a, _)| *a);
+        let base = link_score(cfg, parent, &l, verdict, classifier, page_sim);
         let score = match (critic, &features) {
-            (Some(a), Some(f)) if focused(cfg.mode) && a.is_trained() => a.p_high(f),
-            _ => link_score(cfg, parent, &l, verdict, classifier, page_sim),
+            (Some(a), Some(f)) if focused(cfg.mode) && a.is_trained() => a.blend(f, base),
+            _ => base,
         };
         out.links.push(NewUrl {
             weight: link_weight(cfg, &l),

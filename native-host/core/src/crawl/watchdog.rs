@@ -22,6 +22,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
+/// Most held-out predictions the critic keeps between retrains (bounds its memory).
+const TRUST_WINDOW: usize = 20_000;
+
 /// The crawl loop's state between steps.
 pub(super) struct Watchdog<S: CrawlDb> {
     config: CrawlConfig,
@@ -34,6 +37,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     learner: Apprentice,
     /// Whether the published apprentice guides the crawl (an offline-trained one does at once).
     guiding: bool,
+    /// (the learner's prediction, outcome) of instances before it learned them, since the
+    /// last retrain: the critic's evidence.
+    heldout: Vec<(f64, bool)>,
     since_retrain: u64,
     since_distill: u64,
     distilling: Option<JoinHandle<Scores>>,
@@ -121,6 +127,7 @@ impl<S: CrawlDb> Watchdog<S> {
             warc_task,
             learner,
             guiding,
+            heldout: Vec::new(),
             since_retrain: 0,
             since_distill: 0,
             distilling: None,
@@ -379,6 +386,17 @@ impl<S: CrawlDb> Watchdog<S> {
         let Some(cfg) = &self.config.apprentice else {
             return Ok(());
         };
+        // The critic: the learner predicts each new instance before learning it, and its
+        // skill on those since the last retrain is the trust the next snapshot gets.
+        if self.learner.is_trained() {
+            let room = TRUST_WINDOW.saturating_sub(self.heldout.len());
+            (self.heldout).extend(
+                instances
+                    .iter()
+                    .take(room)
+                    .map(|(f, high)| (self.learner.p_high(f), *high)),
+            );
+        }
         for (f, high) in instances {
             self.learner.add(f, *high);
         }
@@ -388,6 +406,11 @@ impl<S: CrawlDb> Watchdog<S> {
         if warm && due && self.learner.is_trained() {
             self.since_retrain = 0;
             self.guiding = true;
+            if let Some(skill) =
+                forager_classifier::apprentice::skill(std::mem::take(&mut self.heldout))
+            {
+                self.learner.set_trust(skill);
+            }
             let snapshot = Arc::new(self.learner.clone());
             *self
                 .sh
@@ -396,7 +419,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 .unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
             if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
                 blocking(&mut self.store, move |s| {
-                    s.rescore_frontier(|f| snapshot.p_high(f))
+                    s.rescore_frontier(|f, base| snapshot.blend(f, base))
                 })
                 .await?;
             }

@@ -47,8 +47,9 @@ pub trait CrawlDb: Send + 'static {
     fn record(&mut self, batch: &[Outcome]) -> Result<Recorded>;
 
     // The mining programs.
-    /// Re-scores the frontier by `score` over the stored features of links into each URL.
-    fn rescore_frontier(&mut self, score: impl Fn(&[u32]) -> f64) -> Result<usize>;
+    /// Re-scores the frontier by `score` over the stored features of links into each URL
+    /// (with the link's soft-focus score: R(parent) × its weight).
+    fn rescore_frontier(&mut self, score: impl Fn(&[u32], f64) -> f64) -> Result<usize>;
     /// Re-judges fetched pages by `judge` and, when `frontier`, re-scores the frontier.
     fn rejudge(
         &mut self,
@@ -120,7 +121,7 @@ impl CrawlDb for Store {
     fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
         Store::record(self, batch)
     }
-    fn rescore_frontier(&mut self, score: impl Fn(&[u32]) -> f64) -> Result<usize> {
+    fn rescore_frontier(&mut self, score: impl Fn(&[u32], f64) -> f64) -> Result<usize> {
         Store::rescore_frontier(self, score)
     }
     fn rejudge(

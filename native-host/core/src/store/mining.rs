@@ -7,20 +7,23 @@ use std::collections::HashMap;
 
 impl Store {
     /// Re-estimates every frontier URL as the best `score` over the stored features of the
-    /// links into it (the apprentice's re-evaluation after a retrain); returns rows updated.
-    pub fn rescore_frontier(&mut self, score: impl Fn(&[u32]) -> f64) -> Result<usize> {
+    /// links into it, each with its soft-focus score R(parent) × weight (the apprentice's
+    /// re-evaluation after a retrain); returns rows updated.
+    pub fn rescore_frontier(&mut self, score: impl Fn(&[u32], f64) -> f64) -> Result<usize> {
         let tx = self.conn.transaction()?;
         let mut best: HashMap<i64, f64> = HashMap::new();
         {
             let mut st = tx.prepare(
-                "SELECT l.oid_dst, l.features FROM link l JOIN doc d ON d.oid = l.oid_dst
+                "SELECT l.oid_dst, l.features, s.relevance * l.weight FROM link l
+                 JOIN doc d ON d.oid = l.oid_dst JOIN doc s ON s.oid = l.oid_src
                  WHERE d.status = 0 AND l.features IS NOT NULL",
             )?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
                 let oid: i64 = r.get(0)?;
                 let b: Vec<u8> = r.get(1)?;
-                let s = score(&features_from_blob(&b));
+                let base: f64 = r.get::<_, Option<f64>>(2)?.unwrap_or(0.0);
+                let s = score(&features_from_blob(&b), base);
                 let e = best.entry(oid).or_insert(s);
                 *e = e.max(s);
             }
@@ -46,8 +49,8 @@ impl Store {
         self.read().trained_apprentice()
     }
 
-    /// The crawl graph for the distiller: links between fetched pages, and R of every fetched
-    /// page.
+    /// The crawl graph for the distiller: links between fetched pages (same-site links too:
+    /// the distiller weighs them), and R of every fetched page.
     pub fn graph(&self) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
         graph_of(&self.conn)
     }
@@ -115,7 +118,7 @@ pub fn graph_of(conn: &Connection) -> Result<(Vec<crate::distiller::Edge>, HashM
     }
     let mut st = conn.prepare(
         "SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst FROM link l
-         JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2 AND l.sid_src <> l.sid_dst",
+         JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2",
     )?;
     let rows = st.query_map([], |r| {
         Ok(crate::distiller::Edge {

@@ -84,6 +84,10 @@ pub struct RankedPage {
     pub best_leaf: String,
     /// Unix time it was fetched.
     pub fetched_at: Option<f64>,
+    /// Its out-links to fetched pages (itself left out): the evidence a hub list shows.
+    pub fetched_links: i64,
+    /// Of those, links to pages with R(d) >= 0.5 ("22/28 relevant").
+    pub relevant_links: i64,
 }
 
 /// A server with its fetched and relevant pages.
@@ -213,9 +217,15 @@ impl<'a> Reader<'a> {
     pub fn ranked(&self, ranking: Ranking, limit: Option<usize>) -> Result<Vec<RankedPage>> {
         let sql = format!(
             "SELECT d.url, s.score, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''),
-               d.fetched_at
-             FROM {} s JOIN doc d ON d.oid = s.oid LEFT JOIN taxonomy t ON t.kcid = d.cid
-             WHERE s.score > 0 ORDER BY s.score DESC LIMIT ?1",
+               d.fetched_at,
+               (SELECT count(*) FROM link l JOIN doc o ON o.oid = l.oid_dst
+                WHERE l.oid_src = d.oid AND l.oid_dst <> d.oid AND o.status = 2),
+               (SELECT count(*) FROM link l JOIN doc o ON o.oid = l.oid_dst
+                WHERE l.oid_src = d.oid AND l.oid_dst <> d.oid AND o.status = 2
+                  AND o.relevance >= 0.5)
+             FROM (SELECT * FROM {} WHERE score > 0 ORDER BY score DESC, oid LIMIT ?1) s
+             JOIN doc d ON d.oid = s.oid LEFT JOIN taxonomy t ON t.kcid = d.cid
+             ORDER BY s.score DESC, s.oid",
             ranking.table()
         );
         let limit = limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
@@ -228,6 +238,8 @@ impl<'a> Reader<'a> {
                 relevance: r.get(3)?,
                 best_leaf: r.get(4)?,
                 fetched_at: r.get(5)?,
+                fetched_links: r.get(6)?,
+                relevant_links: r.get(7)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
@@ -276,6 +288,18 @@ impl<'a> Reader<'a> {
             })
             .optional()?;
         Ok(row.and_then(|(s, e)| Some((DocStatus::from_code(s)?, e))))
+    }
+
+    /// (out-links to fetched pages, of those to pages with R >= 0.5) of row `oid`, itself left
+    /// out: why a hub ranks.
+    pub fn link_evidence(&self, oid: i64) -> Result<(i64, i64)> {
+        Ok(self.conn.query_row(
+            "SELECT count(*), coalesce(sum(o.relevance >= 0.5), 0) FROM link l
+             JOIN doc o ON o.oid = l.oid_dst
+             WHERE l.oid_src = ?1 AND l.oid_dst <> ?1 AND o.status = 2",
+            [oid],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
     }
 
     /// The depth of row `oid` from the seeds.

@@ -2,6 +2,7 @@
 //! indexes and portals, the examples and the tasks. Two generators drive it (the web's and
 //! the off-taxonomy regions'), consumed in a fixed order so a seed always gives the same web.
 
+use super::link_evidence::{self, Extras};
 use super::{
     add_regions, off_taxonomy, paragraph, words, zipf, PageSpec, SynthConfig, SynthWeb, TOPICS,
 };
@@ -21,7 +22,10 @@ pub(super) fn web(cfg: &SynthConfig) -> SynthWeb {
     // Regions draw from their own generator, so that without them the web is unchanged.
     let mut orng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0ff7_a8e0);
     let regions = add_regions(cfg, &mut orng, &mut site_names, &mut pages);
-    let cx = Context::new(cfg, &site_names, &pages, n_normal, &regions);
+    // So do the parts where link evidence decides.
+    let mut xrng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x11ce_0025);
+    let extras = Extras::new(cfg);
+    let cx = Context::new(cfg, &site_names, &pages, n_normal, &regions, &extras);
     let mut files = BTreeMap::new();
     let mut labels = HashMap::new();
     let mut off_tax = BTreeMap::new();
@@ -31,17 +35,34 @@ pub(super) fn web(cfg: &SynthConfig) -> SynthWeb {
             off_tax.insert(pg.url.clone(), off_taxonomy::REGIONS[r].0.to_owned());
             continue;
         }
-        files.insert(pg.url.clone(), cx.topical_page(i, &mut rng, &mut orng));
+        let html = cx.topical_page(i, &mut rng, &mut orng, &mut xrng);
+        files.insert(pg.url.clone(), html);
         if let Some(t) = pg.topic {
             labels.insert(pg.url.clone(), vec![TOPICS[t].0.to_owned()]);
         }
     }
+    link_evidence::pages(
+        &extras,
+        &cx.vocab,
+        &cx.common,
+        &mut xrng,
+        &mut files,
+        &mut labels,
+    );
     cx.site_files(&mut files);
     cx.portals(&mut rng, &mut files);
     let (examples, tasks) = cx.examples_and_tasks();
     let files_arc = Arc::new(files.clone());
+    let mut web = MiniWeb::in_memory(files_arc, topic_tree(), examples, labels, tasks);
+    if cfg.site_hubs || cfg.community || cfg.hidden {
+        // The topical hubs, known as such (hubs.tsv).
+        web.hubs = (pages[..n_normal].iter().enumerate())
+            .filter(|(i, p)| p.topic.is_some() && i.is_multiple_of(10))
+            .filter_map(|(_, p)| Some((TOPICS[p.topic?].0.to_owned(), p.url.clone())))
+            .collect();
+    }
     SynthWeb {
-        web: MiniWeb::in_memory(files_arc, topic_tree(), examples, labels, tasks),
+        web,
         files,
         off_taxonomy: off_tax,
     }
@@ -111,6 +132,7 @@ struct Context<'a> {
     region_urls: Vec<Vec<&'a str>>,
     region_sizes: Vec<usize>,
     normal_urls: Vec<&'a str>,
+    extras: &'a Extras,
 }
 
 impl<'a> Context<'a> {
@@ -120,6 +142,7 @@ impl<'a> Context<'a> {
         pages: &'a [PageSpec],
         n_normal: usize,
         regions: &[Vec<usize>],
+        extras: &'a Extras,
     ) -> Self {
         let nt = TOPICS.len();
         Context {
@@ -143,6 +166,7 @@ impl<'a> Context<'a> {
                 .collect(),
             region_sizes: regions.iter().map(Vec::len).collect(),
             normal_urls: pages[..n_normal].iter().map(|p| p.url.as_str()).collect(),
+            extras,
         }
     }
 
@@ -163,7 +187,13 @@ impl<'a> Context<'a> {
 
     /// Page `i` of the topical web: a navigation template, paragraphs, and a list of links
     /// (a hub's long one), with the planted pattern when asked.
-    fn topical_page(&self, i: usize, rng: &mut ChaCha8Rng, orng: &mut ChaCha8Rng) -> String {
+    fn topical_page(
+        &self,
+        i: usize,
+        rng: &mut ChaCha8Rng,
+        orng: &mut ChaCha8Rng,
+        xrng: &mut ChaCha8Rng,
+    ) -> String {
         let pg = &self.pages[i];
         let site = &self.site_names[pg.site];
         let topic_words = pg.topic.map(|t| self.vocab[t].as_slice());
@@ -183,7 +213,7 @@ impl<'a> Context<'a> {
             let p = paragraph(rng, topic_words, &self.vocab, &self.common, n);
             let _ = write!(html, "<p>{p}</p>");
         }
-        let mut links = self.links(i, is_hub, rng);
+        let mut links = self.links(i, is_hub, rng, xrng);
         if self.cfg.planted {
             html.push_str("<h2>Recommended reading</h2><ul>");
             for _ in 0..3 {
@@ -194,6 +224,7 @@ impl<'a> Context<'a> {
             html.push_str("</ul><h2>Elsewhere</h2>");
         }
         links.extend(self.odd_links(i, site, rng, orng));
+        links.extend(self.extras.links_of(pg.topic, xrng));
         html.push_str(if is_hub {
             "<h2>Resources</h2><ul>"
         } else {
@@ -207,7 +238,13 @@ impl<'a> Context<'a> {
     }
 
     /// Page `i`'s links to other pages, with topical locality: most stay on topic.
-    fn links(&self, i: usize, is_hub: bool, rng: &mut ChaCha8Rng) -> Vec<(String, String)> {
+    fn links(
+        &self,
+        i: usize,
+        is_hub: bool,
+        rng: &mut ChaCha8Rng,
+        xrng: &mut ChaCha8Rng,
+    ) -> Vec<(String, String)> {
         let mut links = Vec::new();
         let nlinks = if is_hub { 25 } else { 6 };
         for _ in 0..nlinks {
@@ -223,6 +260,7 @@ impl<'a> Context<'a> {
                 }
                 _ => rng.random_range(0..self.n_normal),
             };
+            let j = self.site_hub_target(i, is_hub, xrng).unwrap_or(j);
             if j == i {
                 continue;
             }
@@ -234,6 +272,20 @@ impl<'a> Context<'a> {
             links.push((self.pages[j].url.clone(), anchor));
         }
         links
+    }
+
+    /// With site hubs, a topical hub's link goes, [`link_evidence::SITE_HUB_SHARE`] of the
+    /// time, to a page of its topic on its own site.
+    fn site_hub_target(&self, i: usize, is_hub: bool, xrng: &mut ChaCha8Rng) -> Option<usize> {
+        let t = self.pages[i].topic?;
+        if !self.cfg.site_hubs || !is_hub || !xrng.random_bool(link_evidence::SITE_HUB_SHARE) {
+            return None;
+        }
+        let site = self.pages[i].site;
+        let own: Vec<usize> = (self.by_topic[t].iter().copied())
+            .filter(|&k| self.pages[k].site == site && k != i)
+            .collect();
+        own.choose(xrng).copied()
     }
 
     /// The links a real web has besides: into an off-taxonomy region, to missing pages and

@@ -8,6 +8,7 @@
 //! off-taxonomy regions ([`off_taxonomy`]).
 
 mod generate;
+pub mod link_evidence;
 pub mod off_taxonomy;
 
 use crate::miniweb::MiniWeb;
@@ -113,6 +114,13 @@ pub struct SynthConfig {
     /// Off-taxonomy regions (up to [`off_taxonomy::REGIONS`]), each of `sites / 10` sites
     /// about none of the topics; 0 leaves the web as it was, byte for byte.
     pub off_taxonomy: usize,
+    /// A dominant, tightly-knit community of generic pages that captures plain HITS
+    /// ([`link_evidence`]).
+    pub community: bool,
+    /// Topical hubs link mostly into their own site; hubs are listed in `hubs.tsv`.
+    pub site_hubs: bool,
+    /// Relevant regions reachable only through pages that look irrelevant.
+    pub hidden: bool,
 }
 
 impl Default for SynthConfig {
@@ -126,6 +134,9 @@ impl Default for SynthConfig {
             planted: false,
             neighbour: false,
             off_taxonomy: 0,
+            community: false,
+            site_hubs: false,
+            hidden: false,
         }
     }
 }
@@ -261,6 +272,10 @@ impl SynthWeb {
             .collect();
         labels.sort();
         std::fs::write(dir.join("labels.tsv"), tsv(labels))?;
+        if !self.web.hubs.is_empty() {
+            let rows = (self.web.hubs.iter()).map(|(t, u)| format!("{t}\t{u}"));
+            std::fs::write(dir.join("hubs.tsv"), tsv(rows.collect()))?;
+        }
         if !self.off_taxonomy.is_empty() {
             // Not part of the mini-web format: which unlabelled pages are in a region, and which.
             let rows = (self.off_taxonomy.iter()).map(|(u, r)| format!("{u}\t{r}"));
