@@ -423,6 +423,9 @@ export async function handle(msg) {
     case 'queue_links':
       requireHost();
       return port.request('queue_links', { urls: msg.urls });
+    case 'give_up_hosts':
+      requireHost();
+      return port.request('give_up_hosts', { hosts: msg.hosts });
     case 'suggestions':
       requireHost();
       return (await port.request('suggestions', {})).suggestions;
@@ -608,7 +611,7 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   if (sender.id !== chrome.runtime.id || !sender.url?.startsWith(chrome.runtime.getURL(''))) return undefined;
   handle(/** @type {UiRequest} */ (msg)).then(
     (result) => sendResponse({ ok: true, result }),
-    (e) => sendResponse({ ok: false, error: errorText(e) }),
+    (e) => sendResponse({ ok: false, error: errorText(e), detail: /** @type {any} */ (e)?.detail ?? '' }),
   );
   return true; // the answer comes asynchronously
 });

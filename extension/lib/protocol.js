@@ -60,6 +60,7 @@ export const MAX_DELAY = 60;
  *   queue_links: {fields: {urls: string[]}, result: {queued: number, running: boolean, fates: LinkFate[],
  *     status: Status}},
  *   link_fates: {fields: {urls: string[]}, result: {fates: LinkFate[]}},
+ *   give_up_hosts: {fields: {hosts: string[]}, result: {hosts: number, status: Status}},
  *   suggestions: {fields: {}, result: {suggestions: Suggestion[]}},
  *   export: {fields: {what: ExportWhat, format?: 'csv' | 'jsonl', offset: number},
  *     result: {total: number, offset: number, data: string}},

@@ -169,6 +169,13 @@ pub enum Reply {
         /// The crawl's counters.
         status: StatusView,
     },
+    /// `give_up_hosts`: how many hosts the running crawl gives up on.
+    GaveUp {
+        /// Hosts given up on.
+        hosts: usize,
+        /// The crawl's counters.
+        status: StatusView,
+    },
     /// `link_fates`: what the crawl did with each URL (those that parse), in order.
     LinkFates {
         /// One per URL.
