@@ -248,7 +248,7 @@ async function addAllTabs(topic) {
 }
 
 /** Reads the bookmark folders and adds them as topics and examples; one import at a time. */
-function importBookmarks() {
+function importBookmarks(parent = 0) {
   importing ??= (async () => {
     try {
       setImportStatus('reading bookmarks…');
@@ -261,7 +261,7 @@ function importBookmarks() {
       }
       const fetched = folders.reduce((n, f) => n + f.pages.filter((p) => p.fetched).length, 0);
       setImportStatus('adding examples…');
-      const r = await importFolders(folders, { port, models });
+      const r = await importFolders(folders, { port, models }, parent);
       await afterModelChange();
       const byTitle = r.examples - fetched;
       setImportStatus(`${r.topics} new topics, ${r.examples} examples (${fetched} pages read, the rest by title)` +
@@ -428,11 +428,11 @@ export async function handle(msg) {
       return port.request('give_up_hosts', { hosts: msg.hosts });
     case 'suggestions':
       requireHost();
-      return (await port.request('suggestions', {})).suggestions;
+      return port.request('suggestions', {});
     case 'set_browse': return setBrowseClassify(msg.on);
     case 'set_browse_site': return setBrowseOffSite(msg.origin, msg.off);
     case 'set_highlight_site': return setHighlightSite(msg.origin, msg.on);
-    case 'import_bookmarks': return importBookmarks();
+    case 'import_bookmarks': return importBookmarks(msg.parent ?? 0);
     case 'add_all_tabs': return addAllTabs(msg.topic);
     case 'start_crawl': {
       const { type, ...options } = msg;

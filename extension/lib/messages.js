@@ -68,7 +68,7 @@
  *   | {type: 'set_browse', on: boolean}
  *   | {type: 'set_browse_site', origin: string, off: boolean}
  *   | {type: 'set_highlight_site', origin: string, on: boolean}
- *   | {type: 'import_bookmarks'}
+ *   | {type: 'import_bookmarks', parent?: number}
  *   | {type: 'add_all_tabs', topic: number}
  *   | ({type: 'start_crawl'} & CrawlOptions)
  *   | {type: 'stop_crawl'}

@@ -38,6 +38,8 @@ export const MAX_DELAY = 60;
  * @typedef {{topic: number, path: string, next_to: string, relation: 'sibling' | 'parent', pages: number,
  *   of: number, share: number, examples: {url: string, title: string}[]}} Suggestion a topic next to a
  *   good one that `pages` of the `of` pages linked from relevant pages are classified under
+ * @typedef {{of: number, best: [string, number, number] | null}} Looked what the widening census looked at:
+ *   the pages the good pages lead to outside the good topics, and the largest neighbour [path, pages, share]
  * @typedef {{status: Status}} StatusResult
  */
 
@@ -61,7 +63,7 @@ export const MAX_DELAY = 60;
  *     status: Status}},
  *   link_fates: {fields: {urls: string[]}, result: {fates: LinkFate[]}},
  *   give_up_hosts: {fields: {hosts: string[]}, result: {hosts: number, status: Status}},
- *   suggestions: {fields: {}, result: {suggestions: Suggestion[]}},
+ *   suggestions: {fields: {}, result: {suggestions: Suggestion[], looked?: Looked | null}},
  *   export: {fields: {what: ExportWhat, format?: 'csv' | 'jsonl', offset: number},
  *     result: {total: number, offset: number, data: string}},
  *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, queued?: number,

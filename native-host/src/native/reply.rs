@@ -185,6 +185,8 @@ pub enum Reply {
     Suggestions {
         /// Most pages first.
         suggestions: Vec<SuggestionView>,
+        /// What the census looked at (so "nothing to suggest" can say so), once a crawl ran.
+        looked: Option<crate::widen::Looked>,
     },
     /// `new_crawl`: where the old database was kept.
     CrawlSetAside {
