@@ -376,7 +376,9 @@ export async function handle(msg) {
     case 'add_example': {
       try {
         const r = await applyEdit(msg, { port, models });
-        await afterModelChange();
+        // A good tick shows at once: the pages re-classify behind it (they hear of it by broadcast).
+        if (msg.type === 'set_good') afterModelChange().catch((e) => console.warn('forager: after set_good:', e));
+        else await afterModelChange();
         return r;
       } catch (e) {
         // A stale edit brought the host's taxonomy: the popup shows it with the refusal.

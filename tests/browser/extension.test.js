@@ -304,10 +304,28 @@ test('(c) "Add as example" in the side panel adds one to the topic count in the 
   assert.equal(await S.panel.isVisible('#notice'), false, 'no error shown in the side panel');
 });
 
-test('(d) marking a topic good in the popup makes it good on the host', async () => {
+test('(d) marking a topic good in the popup makes it good on the host', async (t) => {
   assert.ok(S.popup && S.panel);
   const box = `li[data-path="${TOPIC}"] > .row input.good`;
   assert.equal(await S.popup.isChecked(box), false, 'FOLDOC model starts with no good topics');
+  // What a good tick cost before #29: downloading and loading the whole model again.
+  const download = await inWorker(async () => {
+    const f = /** @type {any} */ (globalThis).forager;
+    const t0 = performance.now();
+    await f.models.refreshFromHost(f.port);
+    return { ms: performance.now() - t0, bytes: f.models.bytes };
+  });
+  await S.popup.evaluate((b) => {
+    const w = /** @type {any} */ (window);
+    w.tickedAt = 0;
+    w.shownAt = 0;
+    document.querySelector(b)?.addEventListener('change', () => { w.tickedAt = performance.now(); });
+    new MutationObserver(() => {
+      if (!w.shownAt && document.querySelector(`li.is-good[data-path="${CSS.escape('/Computing/Networking')}"]`)) {
+        w.shownAt = performance.now();
+      }
+    }).observe(/** @type {HTMLElement} */ (document.getElementById('tree')), { subtree: true, childList: true, attributes: true });
+  }, box);
   await S.popup.click(box);
   await waitFor('the host to report the topic good', () => inWorker(async (p) => {
     const r = await /** @type {any} */ (globalThis).forager.hostRequest('topics');
@@ -316,6 +334,10 @@ test('(d) marking a topic good in the popup makes it good on the host', async ()
   await S.popup.waitForFunction((sel) => /** @type {HTMLInputElement | null} */ (document.querySelector(sel))?.checked === true, box, { timeout: 10_000 });
   // The side panel's page is re-classified with the new good topic: relevance becomes positive.
   await S.panel.waitForFunction(() => Number(document.getElementById('relevance')?.dataset.relevance) > 0, null, { timeout: 10_000 });
+  await S.popup.waitForFunction(() => /** @type {any} */ (window).shownAt > 0, null, { timeout: 10_000 });
+  const shown = await S.popup.evaluate(() => /** @type {any} */ (window).shownAt - /** @type {any} */ (window).tickedAt);
+  t.diagnostic(`ticking good showed in ${shown.toFixed(0)} ms; a model download (what it waited for before) ` +
+    `takes ${download.ms.toFixed(0)} ms for ${download.bytes} bytes`);
 });
 
 test('(e) a crawl started from the popup shows rising counters, plot dots and hubs, then stops', async () => {
