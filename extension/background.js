@@ -248,7 +248,7 @@ async function addAllTabs(topic) {
 }
 
 /** Reads the bookmark folders and adds them as topics and examples; one import at a time. */
-function importBookmarks() {
+function importBookmarks(parent = 0) {
   importing ??= (async () => {
     try {
       setImportStatus('reading bookmarks…');
@@ -261,7 +261,7 @@ function importBookmarks() {
       }
       const fetched = folders.reduce((n, f) => n + f.pages.filter((p) => p.fetched).length, 0);
       setImportStatus('adding examples…');
-      const r = await importFolders(folders, { port, models });
+      const r = await importFolders(folders, { port, models }, parent);
       await afterModelChange();
       const byTitle = r.examples - fetched;
       setImportStatus(`${r.topics} new topics, ${r.examples} examples (${fetched} pages read, the rest by title)` +
@@ -376,7 +376,9 @@ export async function handle(msg) {
     case 'add_example': {
       try {
         const r = await applyEdit(msg, { port, models });
-        await afterModelChange();
+        // A good tick shows at once: the pages re-classify behind it (they hear of it by broadcast).
+        if (msg.type === 'set_good') afterModelChange().catch((e) => console.warn('forager: after set_good:', e));
+        else await afterModelChange();
         return r;
       } catch (e) {
         // A stale edit brought the host's taxonomy: the popup shows it with the refusal.
@@ -423,9 +425,12 @@ export async function handle(msg) {
     case 'queue_links':
       requireHost();
       return port.request('queue_links', { urls: msg.urls });
+    case 'give_up_hosts':
+      requireHost();
+      return port.request('give_up_hosts', { hosts: msg.hosts });
     case 'suggestions':
       requireHost();
-      return (await port.request('suggestions', {})).suggestions;
+      return port.request('suggestions', {});
     case 'search':
       requireHost();
       return (await port.request('search', { query: msg.query, limit: msg.limit })).hits;
@@ -435,7 +440,7 @@ export async function handle(msg) {
     case 'set_browse': return setBrowseClassify(msg.on);
     case 'set_browse_site': return setBrowseOffSite(msg.origin, msg.off);
     case 'set_highlight_site': return setHighlightSite(msg.origin, msg.on);
-    case 'import_bookmarks': return importBookmarks();
+    case 'import_bookmarks': return importBookmarks(msg.parent ?? 0);
     case 'add_all_tabs': return addAllTabs(msg.topic);
     case 'start_crawl': {
       const { type, ...options } = msg;
@@ -614,7 +619,7 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   if (sender.id !== chrome.runtime.id || !sender.url?.startsWith(chrome.runtime.getURL(''))) return undefined;
   handle(/** @type {UiRequest} */ (msg)).then(
     (result) => sendResponse({ ok: true, result }),
-    (e) => sendResponse({ ok: false, error: errorText(e) }),
+    (e) => sendResponse({ ok: false, error: errorText(e), detail: /** @type {any} */ (e)?.detail ?? '' }),
   );
   return true; // the answer comes asynchronously
 });

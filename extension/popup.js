@@ -211,7 +211,8 @@ button('add-page').addEventListener('click', () => act(button('add-page'), async
 }));
 // The import runs in the worker (it goes on if the popup closes); its progress comes as broadcasts.
 button('import-bookmarks').addEventListener('click', () => act(button('import-bookmarks'), async () => {
-  await send({ type: 'import_bookmarks' });
+  // Under the selected topic (the root when none is), folder tree and all.
+  await send({ type: 'import_bookmarks', parent: tree.selectedTopic()?.id ?? 0 });
   const s = /** @type {State} */ (await send({ type: 'get_state' }));
   showTopics(s.model.topics);
 }));

@@ -115,9 +115,15 @@ function showStatus(s) {
       `${s.paused}. The crawl retries by itself; no URL loses a try meanwhile.`));
   } else if (live && s?.waiting) {
     const names = (s.failing ?? []).filter((t) => typeof t.retry_in === 'number').map((t) => t.host);
+    const giveUp = el('button', { class: 'small-button give-up', title: 'Stop waiting for these hosts: ' +
+      'their URLs are given up now (Retry failed in the popup brings them back)' }, 'Give up on these');
+    giveUp.addEventListener('click', () => act(giveUp, async () => {
+      const r = await send({ type: 'give_up_hosts', hosts: names });
+      giveUp.textContent = `gave up on ${r.hosts} host${r.hosts === 1 ? '' : 's'}`;
+    }));
     items.unshift(el('li', { 'data-kind': 'waiting' }, el('b', {}, 'Waiting: '),
       `${waitingText(s.waiting)}${names.length ? ` (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''})` : ''}; ` +
-      'only their URLs are left, and this time is not counted as crawling.'));
+      'only their URLs are left, and this time is not counted as crawling. ', ...(names.length ? [giveUp] : [])));
   }
   $('alarms').replaceChildren(...items);
   showFailing(/** @type {HTMLDetailsElement} */ ($('failing-box')), s);

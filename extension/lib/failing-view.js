@@ -17,9 +17,10 @@ import { el, shortUrl, tabLink, waitingText } from './ui.js';
 /**
  * One failing host: "a.test — unknown host: ... (a.test/x)", retry time if it waits.
  * @param {HostTrouble} t
+ * @param {boolean} live the crawl runs (a retry time means nothing once it ended)
  */
-function troubleItem(t) {
-  const retry = typeof t.retry_in === 'number' ? `; tried again in ${Math.round(t.retry_in)} s` : '';
+function troubleItem(t, live) {
+  const retry = live && typeof t.retry_in === 'number' ? `; tried again in ${Math.round(t.retry_in)} s` : '';
   return el('li', { 'data-host': t.host, 'data-kind': t.kind, title: `Details: error kind ${t.kind}` },
     el('b', {}, t.host), ` — ${t.why}${retry} `, tabLink(t.url, shortUrl(t.url)));
 }
@@ -39,7 +40,7 @@ export function showFailing(box, s) {
   summary.textContent = `${total} failing host${total === 1 ? '' : 's'}` +
     (live && s?.waiting ? `: ${waitingText(s.waiting)}` : '');
   const more = total - list.length;
-  /** @type {HTMLElement} */ (box.querySelector('ul')).replaceChildren(...list.map(troubleItem),
+  /** @type {HTMLElement} */ (box.querySelector('ul')).replaceChildren(...list.map((x) => troubleItem(x, live)),
     ...(more > 0 ? [el('li', { class: 'small' }, `and ${more} more`)] : []));
   // Open while nothing was fetched: then these hosts are the whole story.
   if ((s?.fetched ?? 0) === 0) box.open = true;

@@ -63,11 +63,12 @@
  *   | {type: 'highlight_links', tabId?: number}
  *   | {type: 'clear_highlights', tabId?: number}
  *   | {type: 'queue_links', urls: string[]}
+ *   | {type: 'give_up_hosts', hosts: string[]}
  *   | {type: 'suggestions'}
  *   | {type: 'set_browse', on: boolean}
  *   | {type: 'set_browse_site', origin: string, off: boolean}
  *   | {type: 'set_highlight_site', origin: string, on: boolean}
- *   | {type: 'import_bookmarks'}
+ *   | {type: 'import_bookmarks', parent?: number}
  *   | {type: 'add_all_tabs', topic: number}
  *   | ({type: 'start_crawl'} & CrawlOptions)
  *   | {type: 'stop_crawl'}
@@ -111,7 +112,11 @@ export const BROADCAST_TYPES = new Set(['host_state', 'host_event', 'classified'
 export async function send(request) {
   const reply = await chrome.runtime.sendMessage(request);
   if (!reply) throw new Error('no answer from the Forager service worker');
-  if (!reply.ok) throw new Error(reply.error);
+  if (!reply.ok) {
+    const e = new Error(reply.error);
+    /** @type {any} */ (e).detail = reply.detail ?? '';
+    throw e;
+  }
   return reply.result;
 }
 

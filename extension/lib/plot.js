@@ -134,7 +134,9 @@ export class RelevancePlot {
     g.fillText(`${x0}`, PAD.left, h - 16);
     const right = `${x1}`;
     g.fillText(right, w - PAD.right - g.measureText(right).width, h - 16);
-    const xTitle = 'pages fetched (crawl order)';
+    // Say how much is shown: only the last WINDOW pages are plotted.
+    const xTitle = x0 > 1 ? `the last ${x1 - x0 + 1} pages fetched (crawl order)`
+      : `pages fetched (crawl order; the last ${x1 - x0 + 1} are shown)`;
     g.fillText(xTitle, PAD.left + (w - PAD.left - PAD.right - g.measureText(xTitle).width) / 2, h - 3);
     g.save();
     g.translate(10, PAD.top + (h - PAD.top - PAD.bottom) / 2);

@@ -40,6 +40,8 @@ export const MAX_DELAY = 60;
  * @typedef {{topic: number, path: string, next_to: string, relation: 'sibling' | 'parent', pages: number,
  *   of: number, share: number, examples: {url: string, title: string}[]}} Suggestion a topic next to a
  *   good one that `pages` of the `of` pages linked from relevant pages are classified under
+ * @typedef {{of: number, best: [string, number, number] | null}} Looked what the widening census looked at:
+ *   the pages the good pages lead to outside the good topics, and the largest neighbour [path, pages, share]
  * @typedef {{status: Status}} StatusResult
  * @typedef {{url: string, title: string, snippet: string[], relevance: number, best_leaf: string}} SearchHit
  *   a page found: `snippet`'s odd items are the matched words, its even items the text between
@@ -67,7 +69,8 @@ export const MAX_DELAY = 60;
  *   queue_links: {fields: {urls: string[]}, result: {queued: number, running: boolean, fates: LinkFate[],
  *     status: Status}},
  *   link_fates: {fields: {urls: string[]}, result: {fates: LinkFate[]}},
- *   suggestions: {fields: {}, result: {suggestions: Suggestion[]}},
+ *   give_up_hosts: {fields: {hosts: string[]}, result: {hosts: number, status: Status}},
+ *   suggestions: {fields: {}, result: {suggestions: Suggestion[], looked?: Looked | null}},
  *   export: {fields: {what: ExportWhat, format?: 'csv' | 'jsonl', offset: number},
  *     result: {total: number, offset: number, data: string}},
  *   start_crawl: {fields: CrawlOptions, result: {started: boolean, retried?: number, queued?: number,

@@ -100,13 +100,15 @@ export async function finishBatch({ port, models }) {
 }
 
 /**
- * Bookmark folders (or any named groups of pages) become topics under the root, reusing a
- * root child of the same name, and their pages become examples of them.
- * @param {{name: string, pages: {url: string, text: string}[]}[]} folders
+ * Bookmark folders (or any named groups of pages) become topics under `parent` (the root by
+ * default), keeping their tree: a folder's `path` (its own name last) is made of topics, a
+ * child of the same name reused at each level; the pages become examples of the last.
+ * @param {{name: string, path?: string[], pages: {url: string, text: string}[]}[]} folders
  * @param {{port: HostPort, models: ModelStore}} ctx
+ * @param {number} [parent]
  * @returns {Promise<{topics: number, examples: number, errors: string[]}>}
  */
-export async function importFolders(folders, ctx) {
+export async function importFolders(folders, ctx, parent = 0) {
   let topics = await ctx.models.topics();
   /** @type {string[]} */
   const errors = [];
@@ -114,10 +116,16 @@ export async function importFolders(folders, ctx) {
   let nExamples = 0;
   try {
     for (const folder of folders) {
-      const name = folder.name.replace(/[\/\\\s]+/g, ' ').trim() || 'Bookmarks';
-      let topic = topics.find((t) => t.parent === 0 && t.id !== 0 && t.name === name)?.id;
-      if (topic === undefined) {
-        const r = await applyEdit({ type: 'add_topic', parent: 0, name }, ctx, { batch: true, seen: topics });
+      let topic = parent;
+      for (const part of folder.path?.length ? folder.path : [folder.name]) {
+        const name = part.replace(/[\/\\\s]+/g, ' ').trim() || 'Bookmarks';
+        const above = topic;
+        const had = topics.find((t) => t.parent === above && t.id !== above && t.name === name)?.id;
+        if (had !== undefined) {
+          topic = had;
+          continue;
+        }
+        const r = await applyEdit({ type: 'add_topic', parent: above, name }, ctx, { batch: true, seen: topics });
         topic = /** @type {number} */ (r.id);
         topics = r.topics;
         nTopics++;

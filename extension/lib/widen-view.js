@@ -10,14 +10,29 @@
 import { send } from './messages.js';
 import { $, act, el, shortUrl, showNotice, tabLink } from './ui.js';
 
-/** @typedef {import('./protocol.js').Suggestion} Suggestion */
+/**
+ * @typedef {import('./protocol.js').Suggestion} Suggestion
+ * @typedef {import('./protocol.js').Looked} Looked
+ */
+
+/** A suggestion needs this share of the pages (the host's `MIN_SHARE`). */
+const MIN_SHARE = 1 / 3;
 
 /**
- * Shows the suggestions (the section hides when there are none).
+ * Shows the suggestions; with none, what the census looked at once a crawl gave it something
+ * (the section hides before that).
  * @param {Suggestion[]} list
+ * @param {Looked | null} [looked]
  */
-export function showSuggestions(list) {
-  $('widen').hidden = list.length === 0;
+export function showSuggestions(list, looked = null) {
+  const lookedAtSome = Boolean(looked && looked.of > 0);
+  $('widen').hidden = list.length === 0 && !lookedAtSome;
+  $('widen-note').textContent = list.length || !looked || !lookedAtSome ? ''
+    : `Looked at the ${looked.of} pages your good pages lead to outside your good topics: no topic next to ` +
+      `a good one holds a third of them${looked.best ? ` (the most, ${looked.best[0]}, holds ` +
+      `${Math.round(100 * looked.best[2])}%)` : ''}, so there is nothing to suggest yet.`;
+  $('widen-note').dataset.share = String(looked?.best?.[2] ?? 0);
+  $('widen-note').dataset.min = String(MIN_SHARE);
   $('suggestions').replaceChildren(...list.map((s) => {
     const pct = Math.round(100 * s.share);
     const why = el('p', { class: 'why' }, `${pct}% of the ${s.of} pages your good pages lead to outside your good topics are classified `,
@@ -36,5 +51,6 @@ export function showSuggestions(list) {
 
 /** Asks the host for the suggestions (none without it). */
 export async function refreshSuggestions() {
-  showSuggestions(await send({ type: 'suggestions' }).catch(() => []));
+  const r = await send({ type: 'suggestions' }).catch(() => ({ suggestions: [], looked: null }));
+  showSuggestions(r.suggestions ?? [], r.looked ?? null);
 }

@@ -142,6 +142,9 @@ fn suggestions_after_a_crawl(name: &str, args: &[&str]) -> serde_json::Value {
     until_stopped(&mut h);
     let r = h.request(json!({"id": 4, "type": "suggestions"}));
     assert_eq!(r["ok"], true, "{r}");
+    // What the census looked at, so that "nothing to suggest" can be said (#29).
+    assert!(r["result"]["looked"]["of"].as_u64().unwrap_or(0) > 0, "{r}");
+    eprintln!("{name}: looked {}", r["result"]["looked"]);
     assert_eq!(h.exit_code(), 0);
     let _ = server.kill();
     let _ = server.wait();

@@ -214,6 +214,12 @@ test('(w2c) best next links after a crawl hold no fetched page unless marked so;
   await panel.click(`#best-links li[data-url="${fetched}"] button.queue`);
   await panel.waitForSelector(`#highlight-info li[data-fate="fetched"]`, { timeout: 10_000 });
   assert.match(await panel.textContent('#highlight-info') ?? '', /Nothing queued.*already fetched/);
+  // Widening: after a crawl the panel either suggests a topic or says it looked and found none.
+  await panel.waitForSelector('#widen:not([hidden])', { timeout: 10_000 });
+  const suggested = await panel.locator('#suggestions li').count();
+  const note = await panel.textContent('#widen-note') ?? '';
+  console.log(`# widen: ${suggested} suggestions; ${note}`);
+  assert.ok(suggested > 0 || /^Looked at the \d+ pages your good pages lead to/.test(note), note);
   await panel.close();
 });
 

@@ -13,7 +13,8 @@
 // to loopback pages: a tab goes to a blank loopback page, then sets location to the extension
 // page. The code under test is extension/'s, byte for byte.
 //
-// Scenarios: (j) without a host manifest, the popup says how to install one for Firefox and
+// Scenarios: (n) a new user (the host's starter taxonomy): a topic ticked good and no seed, Start
+// says what to do within a second and no crawl of the demo hosts runs; (j) without a host manifest, the popup says how to install one for Firefox and
 // what to check; (a) hello with the installed host, (b) classifying a tab in WASM gives the native
 // best path, shown in the sidebar page, (c) add it as an example → popup count + 1 and on the
 // host, (d) mark a topic good in the popup → good on the host, (e) a crawl started from the
@@ -197,8 +198,9 @@ async function extensionForFirefox() {
 /**
  * Firefox with the extension, FOLDOC through the proxy, the host's state in S.home.
  * @param {string} [home] the HOME Firefox runs with (where it looks for host manifests)
+ * @param {string} [foragerHome] the host's state (another user's: a fresh one)
  */
-async function launch(home = S.ffHome) {
+async function launch(home = S.ffHome, foragerHome = S.home) {
   const browser = await puppeteer.launch({
     browser: 'firefox',
     executablePath: FIREFOX,
@@ -213,7 +215,7 @@ async function launch(home = S.ffHome) {
       'network.proxy.http_port': S.proxyPort,
       'network.proxy.no_proxies_on': '',
     },
-    env: { ...process.env, HOME: home, FORAGER_HOME: S.home },
+    env: { ...process.env, HOME: home, FORAGER_HOME: foragerHome },
   });
   await browser.installExtension(S.ext);
   return browser;
@@ -569,5 +571,56 @@ test('(j) Firefox: with no host manifest the popup says how to install it for Fi
     assert.ok(line.includes(S.geckoId), `the help names the add-on id to allow: ${line}`);
   } finally {
     await second.close().catch(() => {});
+  }
+});
+
+test('(n) Firefox: starter taxonomy, a topic ticked good, no seeds: Start says what to do within 1 s, no crawl', async (t) => {
+  // A new user: the host installed, no model of their own (the host serves its starter taxonomy).
+  const home = path.join(S.tmp, 'new-user-home');
+  const state = path.join(S.tmp, 'new-user-forager');
+  await mkdir(home, { recursive: true });
+  await mkdir(state, { recursive: true });
+  await forager(['install', '--browser', 'firefox', '--home', home]);
+  const second = await launch(home, state);
+  const main = S.browser;
+  try {
+    S.browser = second;
+    const popup = await openExtensionPage('popup.html', { width: 400, height: 760 });
+    S.browser = main;
+    const box = 'li[data-path="/Computing/Networking"] > .row input.good';
+    await waitFor('the starter taxonomy from the host', () => popup.evaluate((b) =>
+      /host's model/.test(document.getElementById('model-source')?.textContent ?? '') &&
+      document.querySelector(b) !== null, box), 30_000);
+    await popup.click(box);
+    await popup.waitForSelector('li[data-path="/Computing/Networking"].is-good', { timeout: 10_000 });
+    await popup.evaluate(() => {
+      const w = /** @type {any} */ (window);
+      w.clickedAt = 0;
+      w.shownAt = 0;
+      document.getElementById('start-crawl')?.addEventListener('click', () => { w.clickedAt = performance.now(); },
+        { capture: true });
+      new MutationObserver(() => {
+        if (!document.getElementById('notice')?.hidden && !w.shownAt) w.shownAt = performance.now();
+      }).observe(/** @type {HTMLElement} */ (document.getElementById('notice')), { attributes: true });
+    });
+    await popup.click('#start-crawl');
+    await popup.waitForSelector('#notice:not([hidden])', { timeout: 5000 });
+    const took = await popup.evaluate(() => /** @type {any} */ (window).shownAt - /** @type {any} */ (window).clickedAt);
+    const said = await popup.evaluate(() => document.getElementById('notice-text')?.textContent ?? '');
+    t.diagnostic(`Start answered in ${took.toFixed(0)} ms: ${said}`);
+    assert.ok(took <= 1000, `told within 1 s (took ${took} ms)`);
+    assert.match(said, /^Nothing to crawl yet: open a page about your topic and press "Add current page as example"/);
+    await new Promise((r) => setTimeout(r, 1500));
+    const status = await popup.evaluate(() => document.getElementById('status-line')?.textContent ?? '');
+    assert.match(status, /^idle/, 'no crawl started');
+    const db = path.join(state, 'crawl.db');
+    if (existsSync(db)) {
+      const { stdout } = await forager(['sql', db, 'SELECT count(*) FROM doc']);
+      assert.equal(Number(stdout.trim().split('\n').pop()), 0, 'no demo host was put in a frontier');
+    }
+  } finally {
+    S.browser = main;
+    await second.close().catch(() => {});
+    for (const pid of hostPids(state)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
   }
 });

@@ -11,6 +11,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { handle as handleIn, openExtensionPage, startHostSession, stopHostSession,
@@ -117,7 +118,7 @@ test('(f1) starter taxonomy, a topic ticked good, no seeds: Start says what to d
   t.diagnostic(`Start answered in ${took.toFixed(0)} ms: ${said}`);
   assert.ok(took <= 1000, `told within 1 s (took ${took} ms)`);
   assert.match(said, /^Nothing to crawl yet: open a page about your topic and press "Add current page as example"/);
-  assert.doesNotMatch(said, /start_crawl|\(|host:/, 'one sentence, no request name');
+  assert.doesNotMatch(said, /start_crawl|host:/, 'no request name');
   await new Promise((r) => setTimeout(r, 1500));
   const s = await state();
   assert.equal(s.crawl?.state, 'idle', 'no crawl started');
@@ -153,6 +154,38 @@ test('(f3) a 404 seed ends within 10 s and the side panel says the page was not 
   assert.match(last, /16000-hub\.test: page not found \(404\)/, last);
   assert.ok(last.includes(seed), last);
   assert.match(await panel.textContent('#failing li[data-host="16000-hub.test"]') ?? '', /page not found \(404\)/);
+});
+
+test('(f3b) a refused host: the side panel says what the crawl waits for, and "Give up on these" ends it', async (t) => {
+  const [popup, panel] = [/** @type {import('playwright-core').Page} */ (S.popup),
+    /** @type {import('playwright-core').Page} */ (S.panel)];
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const a = /** @type {import('node:net').AddressInfo} */ (srv.address());
+      srv.close(() => resolve(a.port));
+    });
+  });
+  const seed = `http://127.0.0.1:${port}/start.html`;
+  await popup.fill('#seeds', seed);
+  await popup.evaluate(() => { /** @type {HTMLDetailsElement} */ (document.getElementById('advanced')).open = true; });
+  await popup.fill('#proxy', '');
+  // A seed on this computer: the popup asks first (Start again to go on).
+  await popup.click('#start-crawl');
+  await popup.waitForFunction(() => /on this computer or your local network\. Press Start again/
+    .test(document.getElementById('notice-text')?.textContent ?? ''), undefined, { timeout: 5000 });
+  assert.equal((await state()).crawl?.state, 'idle', 'not started before the user says so');
+  await popup.click('#start-crawl');
+  await panel.waitForSelector('#alarms li[data-kind="waiting"] button.give-up', { timeout: 20_000 });
+  const waiting = await panel.textContent('#alarms li[data-kind="waiting"]') ?? '';
+  t.diagnostic(waiting);
+  assert.match(waiting, /waiting \d+ s for 1 failing host \(127\.0\.0\.1\)/);
+  assert.match(await panel.textContent('#failing li[data-host="127.0.0.1"]') ?? '', /connection was refused/);
+  const t0 = Date.now();
+  await panel.click('#alarms li[data-kind="waiting"] button.give-up');
+  await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 10_000 });
+  t.diagnostic(`ended ${Date.now() - t0} ms after "Give up on these"`);
+  const last = await panel.textContent('#last-stop') ?? '';
+  assert.match(last, /127\.0\.0\.1: the connection was refused/, last);
 });
 
 test('(f4) a long unbroken topic name does not scroll the popup sideways', async () => {

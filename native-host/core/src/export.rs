@@ -135,6 +135,38 @@ pub fn rows(db: &Reader, what: What) -> Result<Vec<Row>, StoreError> {
     }
 }
 
+/// A row as a spreadsheet reads it: `fetched_at` as an ISO 8601 UTC time.
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    url: &'a str,
+    title: &'a str,
+    relevance: f64,
+    best_leaf: &'a str,
+    fetched_at: Option<String>,
+    score: Option<f64>,
+}
+
+impl<'a> CsvRow<'a> {
+    fn of(r: &'a Row) -> Self {
+        CsvRow {
+            url: &r.url,
+            title: &r.title,
+            relevance: r.relevance,
+            best_leaf: &r.best_leaf,
+            fetched_at: r.fetched_at.and_then(iso_utc),
+            score: r.score,
+        }
+    }
+}
+
+/// Seconds since 1970 as ISO 8601 UTC, to the millisecond ("2026-11-25T19:34:37.120Z").
+fn iso_utc(secs: f64) -> Option<String> {
+    let ms = (secs * 1000.0).round();
+    (ms.is_finite() && ms.abs() < 1e15).then_some(())?;
+    let t = chrono::DateTime::from_timestamp_millis(ms as i64)?;
+    Some(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
 /// `rows` written in `format`.
 pub fn export(db: &Reader, what: What, format: Format) -> Result<String, ExportError> {
     let rows = rows(db, what)?;
@@ -159,7 +191,7 @@ pub fn export(db: &Reader, what: What, format: Format) -> Result<String, ExportE
                 ])?;
             }
             for r in &rows {
-                w.serialize(r)?;
+                w.serialize(CsvRow::of(r))?;
             }
             let bytes = w
                 .into_inner()
@@ -222,6 +254,14 @@ mod tests {
         // links to 1 (fetched, R = .9): 1 of 1.
         assert_eq!((&recs[0][6], &recs[0][7]), ("0", "1"));
         assert_eq!((&recs[1][6], &recs[1][7]), ("1", "1"));
+    }
+
+    #[test]
+    fn csv_times_are_iso_8601_utc() {
+        assert_eq!(iso_utc(100.5).as_deref(), Some("1970-01-01T00:01:40.500Z"));
+        assert_eq!(iso_utc(f64::NAN), None);
+        let text = export(&Reader::over(&db()), What::Pages, Format::Csv).unwrap();
+        assert!(text.contains(",1970-01-01T00:01:40.500Z,"), "{text}");
     }
 
     #[test]

@@ -211,20 +211,28 @@ pub(crate) fn run(a: Args) -> Result<()> {
         if let Some(why) = &p.paused {
             eprintln!("the crawl could not reach the web: {why}");
         }
-        let in_run = p.fetched.saturating_sub(prepared.fetched);
-        eprintln!("{}", forager::crawl::words::stop_in_words(reason, &p, in_run));
-        if in_run > 0 && p.failing_hosts > 0 {
-            eprintln!(
-                "failing hosts: {}",
-                forager::crawl::words::troubles_in_words(&p.failing, p.failing_hosts)
-            );
-        }
-        eprintln!("waited {:.1} s of {:.1} s with only failing hosts' URLs left", p.idle_secs, p.elapsed);
+        say_why(reason, &p, p.fetched.saturating_sub(prepared.fetched));
         if let Some(s) = server {
             s.shutdown().await;
         }
         anyhow::Ok(())
     })
+}
+
+/// Why the crawl stopped and which hosts failed, in words, and the time spent waiting for them.
+fn say_why(reason: forager::crawl::StopReason, p: &forager::crawl::Progress, in_run: u64) {
+    use forager::crawl::words::{stop_in_words, troubles_in_words};
+    eprintln!("{}", stop_in_words(reason, p, in_run));
+    if in_run > 0 && p.failing_hosts > 0 {
+        eprintln!(
+            "failing hosts: {}",
+            troubles_in_words(&p.failing, p.failing_hosts)
+        );
+    }
+    eprintln!(
+        "waited {:.1} s of {:.1} s with only failing hosts' URLs left",
+        p.idle_secs, p.elapsed
+    );
 }
 
 /// The options checked before anything is written.

@@ -19,15 +19,17 @@ impl Session {
         if !self.paths.db().exists() {
             return Ok(Reply::Suggestions {
                 suggestions: Vec::new(),
+                looked: None,
             });
         }
         let tax = self.model.taxonomy();
-        let suggestions = off_the_runtime(|| -> Result<_, crate::store::StoreError> {
+        let (suggestions, looked) = off_the_runtime(|| -> Result<_, crate::store::StoreError> {
             let ro = read_only(&self.paths)?;
             let census = ro.read().linked_census(widen::RELEVANT)?;
             let linked: Vec<(TopicId, u64)> = (census.into_iter())
                 .filter_map(|(c, n)| Some((TopicId::try_from(c).ok()?, n)))
                 .collect();
+            let looked = widen::looked(tax, &linked);
             let mut out = Vec::new();
             for s in widen::suggest(tax, &linked) {
                 let mut examples = Vec::new();
@@ -51,9 +53,12 @@ impl Session {
                     examples,
                 });
             }
-            Ok(out)
+            Ok((out, looked))
         })?;
-        Ok(Reply::Suggestions { suggestions })
+        Ok(Reply::Suggestions {
+            suggestions,
+            looked: Some(looked),
+        })
     }
 
     /// One chunk of the apprentice trained on the crawl's instances, as bytes; it is built at

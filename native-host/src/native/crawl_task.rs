@@ -9,6 +9,8 @@ pub(super) struct RunningCrawl {
     pub(super) judge: tokio::sync::watch::Sender<crate::crawl::Judge>,
     /// Sends the crawl links the user queued from the page being read.
     pub(super) queue: mpsc::Sender<Vec<crate::store::NewUrl>>,
+    /// Sends the crawl the failing hosts the user gives up on.
+    pub(super) give_up: mpsc::Sender<Vec<String>>,
     pub(super) task: tokio::task::JoinHandle<()>,
 }
 
@@ -174,8 +176,10 @@ impl Session {
             tokio::sync::watch::channel(crate::crawl::Judge::of(&mut self.model));
         let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
         let (queue_tx, queue_rx) = mpsc::channel(QUEUE_DEPTH);
+        let (give_up_tx, give_up_rx) = mpsc::channel(QUEUE_DEPTH);
         let config = CrawlConfig {
             queued: Some(Arc::new(Mutex::new(queue_rx))),
+            give_up: Some(Arc::new(Mutex::new(give_up_rx))),
             judge_updates: Some(judge_rx),
             events: Some(events_tx),
             ..config
@@ -242,6 +246,7 @@ impl Session {
             stop: Some(stop_tx),
             judge: judge_tx,
             queue: queue_tx,
+            give_up: give_up_tx,
             task,
         });
     }
@@ -283,6 +288,29 @@ impl Session {
         {
             self.crawl = None;
         }
+    }
+
+    /// Gives up on failing hosts of the running crawl: their waiting URLs are given up now.
+    pub(super) fn give_up_hosts(&mut self, hosts: Vec<String>) -> Result<Reply, Refusal> {
+        if hosts.is_empty() || hosts.len() > 10_000 {
+            return Err(Refusal::Invalid(format!(
+                "give up on 1 to 10000 hosts (got {})",
+                hosts.len()
+            )));
+        }
+        let Some(c) = self.crawl.as_ref().filter(|_| self.crawl_running()) else {
+            return Err(Refusal::Missing(
+                "no crawl is running: there is nothing to give up on now".into(),
+            ));
+        };
+        let n = hosts.len();
+        c.give_up.try_send(hosts).map_err(|_| {
+            Refusal::Busy("the crawl has not taken the last hosts yet; try again".into())
+        })?;
+        Ok(Reply::GaveUp {
+            hosts: n,
+            status: self.status(),
+        })
     }
 
     /// True while a crawl started by this session has not ended.

@@ -107,6 +107,12 @@ pub enum Request {
         /// The URLs.
         urls: Vec<String>,
     },
+    /// Gives up on failing hosts of the running crawl ("give up on these"): their waiting
+    /// URLs, and any found later, are given up at once.
+    GiveUpHosts {
+        /// The hosts.
+        hosts: Vec<String>,
+    },
     /// What the crawl did with each URL so far (fetched, given up on, or new), without
     /// queueing anything: the browser leaves fetched pages out of its "best next links".
     LinkFates {

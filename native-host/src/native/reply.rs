@@ -171,6 +171,13 @@ pub enum Reply {
         /// The crawl's counters.
         status: StatusView,
     },
+    /// `give_up_hosts`: how many hosts the running crawl gives up on.
+    GaveUp {
+        /// Hosts given up on.
+        hosts: usize,
+        /// The crawl's counters.
+        status: StatusView,
+    },
     /// `link_fates`: what the crawl did with each URL (those that parse), in order.
     LinkFates {
         /// One per URL.
@@ -180,6 +187,8 @@ pub enum Reply {
     Suggestions {
         /// Most pages first.
         suggestions: Vec<SuggestionView>,
+        /// What the census looked at (so "nothing to suggest" can say so), once a crawl ran.
+        looked: Option<crate::widen::Looked>,
     },
     /// `new_crawl`: where the old database was kept.
     CrawlSetAside {

@@ -172,6 +172,7 @@ impl Session {
             Request::GetApprentice { offset } => self.get_apprentice(offset),
             Request::QueueLinks { urls } => self.queue_links(&urls),
             Request::LinkFates { urls } => self.link_fates(&urls),
+            Request::GiveUpHosts { hosts } => self.give_up_hosts(hosts),
             Request::Suggestions {} => self.suggestions(),
             Request::Export {
                 what,

@@ -199,6 +199,9 @@ pub struct CrawlConfig {
     /// URLs the user queues while the crawl runs (the "best next links" of the page being
     /// read): they enter the frontier as seeds, at its head.
     pub queued: Option<QueuedUrls>,
+    /// Hosts the user gives up on while the crawl runs ("give up on these" beside the failing
+    /// hosts): their waiting URLs and any found later are given up at once.
+    pub give_up: Option<GivenUpHosts>,
     /// How failures are blamed on URLs, hosts or the crawler, and the backoffs that follow.
     pub blame: super::blame::BlameParams,
 }
@@ -206,6 +209,9 @@ pub struct CrawlConfig {
 /// The receiving end of the URLs queued into a running crawl (shared, so a config clones).
 pub type QueuedUrls =
     std::sync::Arc<std::sync::Mutex<tokio::sync::mpsc::Receiver<Vec<crate::store::NewUrl>>>>;
+
+/// The receiving end of the hosts given up on in a running crawl.
+pub type GivenUpHosts = std::sync::Arc<std::sync::Mutex<tokio::sync::mpsc::Receiver<Vec<String>>>>;
 
 /// What judges a crawl's pages: the classifier, and the pages the user marked not relevant
 /// (their relevance is 0 whatever the classifier says; their text also taught the classifier's
@@ -340,6 +346,7 @@ impl Default for CrawlConfig {
             judge_updates: None,
             events: None,
             queued: None,
+            give_up: None,
             blame: Default::default(),
         }
     }

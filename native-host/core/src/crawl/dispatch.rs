@@ -29,6 +29,10 @@ pub(super) struct Dispatcher {
     pub(super) deferred: HashMap<String, u64>,
     /// The failing hosts, with their latest failure.
     pub(super) troubles: Troubles,
+    /// Hosts the user gave up on.
+    forsaken: std::collections::HashSet<String>,
+    /// Outcomes of work given up without a fetch, to be recorded.
+    given_up: Vec<Outcome>,
 }
 
 fn host_of(w: &Work) -> String {
@@ -53,6 +57,8 @@ impl Dispatcher {
             blame: Blame::new(params),
             deferred: HashMap::new(),
             troubles: Troubles::default(),
+            forsaken: Default::default(),
+            given_up: Vec::new(),
         }
     }
 
@@ -121,6 +127,10 @@ impl Dispatcher {
     pub(super) fn dispatch(&mut self, w: Work) {
         let now = Instant::now();
         let host = host_of(&w);
+        if self.forsaken.contains(&host) {
+            self.given_up.push(given_up(w.oid));
+            return;
+        }
         if self.blame.crawler_wait(now).is_some() || self.blame.host_wait(&host, now).is_some() {
             self.parked.push((host, w));
             return;
@@ -133,6 +143,25 @@ impl Dispatcher {
             drop(permit);
             let _ = tx.send(done).await;
         });
+    }
+
+    /// The user gives up on `hosts`: their parked work, and any of theirs checked out later,
+    /// is given up without a fetch.
+    pub(super) fn give_up(&mut self, hosts: Vec<String>) {
+        self.forsaken.extend(hosts);
+        let (gone, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.parked)
+            .into_iter()
+            .partition(|(h, _)| self.forsaken.contains(h));
+        self.parked = keep;
+        // Each host keeps its own cause in the failing list (refused, timed out...).
+        for (_, w) in gone {
+            self.given_up.push(given_up(w.oid));
+        }
+    }
+
+    /// Outcomes of work given up without a fetch since the last call.
+    pub(super) fn take_given_up(&mut self) -> Vec<Outcome> {
+        std::mem::take(&mut self.given_up)
     }
 
     /// Dispatches the parked work whose backoff has ended.
@@ -213,6 +242,20 @@ impl Dispatcher {
     /// Reaps finished task handles (their results went through the channel).
     pub(super) fn reap(&mut self) {
         while self.tasks.try_join_next().is_some() {}
+    }
+}
+
+/// The error kind of work the user gave up on.
+const GIVEN_UP: &str = "given-up";
+
+/// The outcome of work given up on without a fetch: final, not retried.
+fn given_up(oid: i64) -> Outcome {
+    Outcome {
+        oid,
+        status: DocStatus::Failed,
+        error: Some(GIVEN_UP.to_owned()),
+        log_relevance: f64::NEG_INFINITY,
+        ..Outcome::default()
     }
 }
 

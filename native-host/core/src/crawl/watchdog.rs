@@ -206,8 +206,26 @@ impl<S: CrawlDb> Watchdog<S> {
         (self.idle + self.idle_since.map_or(Duration::ZERO, |t| t.elapsed())).as_secs_f64()
     }
 
+    /// Gives up on the hosts the user gave up on since the last turn.
+    fn take_given_up(&mut self) {
+        let hosts: Vec<String> = match self.config.give_up.as_ref() {
+            Some(rx) => {
+                let mut rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+                std::iter::from_fn(|| rx.try_recv().ok())
+                    .flatten()
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        if !hosts.is_empty() {
+            self.workers.give_up(hosts);
+        }
+        self.pending.extend(self.workers.take_given_up());
+    }
+
     /// Puts the URLs the user queued since the last turn at the head of the frontier.
     pub(super) async fn take_queued(&mut self) -> Result<(), CrawlError> {
+        self.take_given_up();
         let Some(rx) = self.config.queued.as_ref() else {
             return Ok(());
         };
