@@ -63,7 +63,7 @@ fn crawl(
     proxy: &str,
     mode: &str,
     seeds: &[String],
-) -> (u64, f64, String) {
+) -> (u64, f64, String, f64) {
     let db = std::env::temp_dir().join(format!("forager-bench-{mode}-{}.db", std::process::id()));
     for ext in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
@@ -106,7 +106,13 @@ fn crawl(
         .and_then(|s| s.split(';').next())
         .unwrap_or("?")
         .to_owned();
-    (fetched, secs, rss)
+    // "waited X s of Y s with only failing hosts' URLs left": the idle tail.
+    let idle = (err.lines())
+        .find_map(|l| l.strip_prefix("waited "))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(f64::NAN);
+    (fetched, secs, rss, idle)
 }
 
 fn main() {
@@ -136,10 +142,11 @@ fn main() {
     );
     println!("  server capacity (bare fetch loop, 32 conns): {cap:8.0} pages/s");
     for mode in ["soft", "unfocused"] {
-        let (n, secs, rss) = crawl(&dir, &model_path, &proxy, mode, &seeds);
+        let (n, secs, rss, idle) = crawl(&dir, &model_path, &proxy, mode, &seeds);
         let pps = n as f64 / secs;
         println!(
-            "  {mode:<9} crawl: {n:6} pages in {secs:5.2} s = {pps:7.0} pages/s ({:.2} of server capacity), peak RSS {rss}",
+            "  {mode:<9} crawl: {n:6} pages in {secs:5.2} s = {pps:7.0} pages/s ({:.2} of server capacity), \
+             idle tail {idle:.1} s, peak RSS {rss}",
             pps / cap
         );
         assert!(n > 1000, "{mode} crawl fetched only {n} pages");

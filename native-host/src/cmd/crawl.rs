@@ -203,6 +203,8 @@ pub(crate) fn run(a: Args) -> Result<()> {
             v["stopped"] = format!("{reason:?}").into();
             println!("{v}");
         }
+        // In words first: the "stopped:" line stays the last (scripts read it).
+        say_why(reason, &p, p.fetched.saturating_sub(prepared.fetched));
         let rss = forager::crawl::peak_rss().map_or("?".into(), |b| format!("{} MB", b >> 20));
         eprintln!(
             "stopped: {reason:?}; fetched {} pages; frontier {}; peak RSS {rss}; cpu {:.1} s; errors {:?}; deferred {:?}",
@@ -211,7 +213,6 @@ pub(crate) fn run(a: Args) -> Result<()> {
         if let Some(why) = &p.paused {
             eprintln!("the crawl could not reach the web: {why}");
         }
-        say_why(reason, &p, p.fetched.saturating_sub(prepared.fetched));
         if let Some(s) = server {
             s.shutdown().await;
         }
