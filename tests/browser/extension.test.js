@@ -385,7 +385,7 @@ test('(r) the side panel exports hubs as CSV, pages as JSON Lines and the WARC a
   const hubs = await download('#export-hubs');
   assert.equal(hubs.name, 'forager-hubs.csv');
   const rows = hubs.text.trim().split('\n');
-  assert.equal(rows[0], 'url,title,relevance,best_leaf,fetched_at,score');
+  assert.equal(rows[0], 'url,title,relevance,best_leaf,fetched_at,score,relevant_links,fetched_links');
   assert.ok(rows[1].startsWith(`${firstHub},`), `the best hub first: ${rows[1]} (panel: ${firstHub})`);
   const pages = await download('#export-pages-jsonl');
   const lines = pages.text.trim().split('\n').map((l) => JSON.parse(l));
