@@ -358,15 +358,20 @@ fn export_hubs_and_pages() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("url,title,relevance,best_leaf,fetched_at,score")
+        Some("url,title,relevance,best_leaf,fetched_at,score,relevant_links,fetched_links")
     );
     let distilled = run(forager().args(["distill", "--top", "5", "--json"]).arg(&db));
     let v: serde_json::Value = serde_json::from_str(distilled.trim()).unwrap();
     let first_hub = v["hubs"][0]["url"].as_str().unwrap();
-    assert!(
-        lines.next().unwrap().starts_with(first_hub),
-        "best hub first: {text}"
+    let first_row = lines.next().unwrap();
+    assert!(first_row.starts_with(first_hub), "best hub first: {text}");
+    // The hub says why it ranks, in the export as in `distill`: relevant of fetched out-links.
+    let why = format!(
+        ",{},{}",
+        v["hubs"][0]["relevant_links"], v["hubs"][0]["fetched_links"]
     );
+    assert!(first_row.ends_with(&why), "{first_row} vs {why}");
+    assert!(v["hubs"][0]["fetched_links"].as_i64().unwrap() > 0);
     let pages = run(forager()
         .arg("export")
         .arg(&db)

@@ -372,6 +372,17 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   assert.ok(text.length > url.length, `a title before the URL: ${text}`);
   const scores = await panel.$$eval('#hubs .score, #authorities .score', (els) => els.map((e) => e.textContent));
   assert.ok(!scores.includes('0.000'), `no zero scores: ${scores}`);
+  // Ten hubs that do not collapse (#25: plain HITS gave one score and zeros here), each saying
+  // why it ranks: how many of its fetched out-links lead to relevant pages.
+  await waitFor('ten hubs in the side panel', async () => (await panel.locator('#hubs li').count()) >= 10, 60_000);
+  const ten = await panel.$$eval('#hubs li', (lis) => lis.slice(0, 10).map((li) => ({
+    why: li.querySelector('.why')?.textContent ?? '', score: li.querySelector('.score')?.textContent ?? '' })));
+  for (const h of ten) {
+    const m = /^(\d+)\/(\d+) relevant$/.exec(h.why);
+    assert.ok(m && Number(m[1]) <= Number(m[2]) && Number(m[2]) > 0, `a hub says why: ${JSON.stringify(ten)}`);
+  }
+  assert.ok(ten.some((h) => Number(h.why.split('/')[0]) > 0), `some hub links to relevant pages: ${JSON.stringify(ten)}`);
+  assert.ok(new Set(ten.map((h) => h.score)).size >= 5, `distinct hub scores: ${JSON.stringify(ten)}`);
 
   await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
   await S.popup.click('#stop-crawl');
@@ -396,7 +407,7 @@ test('(r) the side panel exports hubs as CSV, pages as JSON Lines and the WARC a
   const hubs = await download('#export-hubs');
   assert.equal(hubs.name, 'forager-hubs.csv');
   const rows = hubs.text.trim().split('\n');
-  assert.equal(rows[0], 'url,title,relevance,best_leaf,fetched_at,score');
+  assert.equal(rows[0], 'url,title,relevance,best_leaf,fetched_at,score,relevant_links,fetched_links');
   assert.ok(rows[1].startsWith(`${firstHub},`), `the best hub first: ${rows[1]} (panel: ${firstHub})`);
   const pages = await download('#export-pages-jsonl');
   const lines = pages.text.trim().split('\n').map((l) => JSON.parse(l));
