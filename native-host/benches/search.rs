@@ -105,7 +105,7 @@ fn user_queries(db: &Path) -> Vec<String> {
         q.push(match i % 4 {
             0 | 1 => format!("{} ", pick()),
             2 => format!("{} {} ", pick(), pick()),
-            _ => pick().chars().take(3).collect(),
+            _ => pick().chars().take(4).collect(),
         });
     }
     q

@@ -20,6 +20,9 @@ pub const MAX_QUERY_CHARS: usize = 1000;
 /// The most words (and quoted phrases) a query may have.
 pub const MAX_QUERY_TERMS: usize = 32;
 
+/// The shortest last word that also matches as a prefix.
+pub const MIN_PREFIX: usize = 4;
+
 /// The most matching pages a query ranks: a query matching more ranks the most recently
 /// fetched of them (BM25 costs a few microseconds a page; this bounds a query's time).
 pub const RANK_POOL: i64 = 20_000;
@@ -156,8 +159,8 @@ fn bad(msg: impl Into<String>) -> StoreError {
 
 /// Turns what a user typed into a safe FTS5 query: words and "quoted phrases", all required,
 /// each quoted so no FTS5 operator or syntax error can come from the text (an unbalanced quote
-/// closes at the end; control characters count as spaces). The last word (of three letters or
-/// more) also matches as a prefix unless the text ends in a space, for results as one types.
+/// closes at the end; control characters count as spaces). The last word (of [`MIN_PREFIX`]
+/// letters or more) also matches as a prefix unless the text ends in a space, for results as one types.
 pub fn fts_query(user: &str) -> Result<String> {
     if user.chars().count() > MAX_QUERY_CHARS {
         return Err(bad(format!(
@@ -202,8 +205,8 @@ pub fn fts_query(user: &str) -> Result<String> {
     let parts: Vec<String> = (terms.iter().enumerate())
         .map(|(i, (words, phrase))| {
             // Words hold letters, digits and single spaces only: nothing to escape.
-            // A prefix of one or two letters would match most of the index.
-            let star = if i == last && typing && !phrase && words.chars().count() >= 3 {
+            // A shorter prefix expands to too many words to be quick on a large crawl.
+            let star = if i == last && typing && !phrase && words.chars().count() >= MIN_PREFIX {
                 "*"
             } else {
                 ""
@@ -303,11 +306,11 @@ mod tests {
             fts_query("antenna tuner ").unwrap(),
             "\"antenna\" \"tuner\""
         );
-        assert_eq!(fts_query("antenna tun").unwrap(), "\"antenna\" \"tun\"*");
-        assert_eq!(fts_query("antenna tu").unwrap(), "\"antenna\" \"tu\"");
+        assert_eq!(fts_query("antenna tune").unwrap(), "\"antenna\" \"tune\"*");
+        assert_eq!(fts_query("antenna tun").unwrap(), "\"antenna\" \"tun\"");
         assert_eq!(
             fts_query("\"ip address\" NOT AND").unwrap(),
-            "\"ip address\" \"NOT\" \"AND\"*"
+            "\"ip address\" \"NOT\" \"AND\""
         );
         // Unbalanced quote: the phrase closes at the end.
         assert_eq!(fts_query("\"tcp ip").unwrap(), "\"tcp ip\"");
@@ -438,9 +441,15 @@ mod tests {
             2
         );
         assert_eq!(
-            db.search("coi", 10, SearchRanking::Combined).unwrap().len(),
+            db.search("tune", 10, SearchRanking::Combined)
+                .unwrap()
+                .len(),
             2
         );
+        assert!(db
+            .search("tune ", 10, SearchRanking::Combined)
+            .unwrap()
+            .is_empty());
         assert!(db
             .search("\"tuner coils\"", 10, SearchRanking::Combined)
             .unwrap()
