@@ -12,6 +12,13 @@ use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// Removes a database and its companion files.
+fn remove(db: &Path) {
+    for ext in ["", "-wal", "-shm", ".lock"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+    }
+}
+
 fn fresh(name: &str) -> PathBuf {
     let db = std::env::temp_dir().join(format!("forager-sbench-{name}-{}.db", std::process::id()));
     for ext in ["", "-wal", "-shm", ".lock"] {
@@ -98,7 +105,7 @@ fn user_queries(db: &Path) -> Vec<String> {
         q.push(match i % 4 {
             0 | 1 => format!("{} ", pick()),
             2 => format!("{} {} ", pick(), pick()),
-            _ => pick().chars().take(3).collect(),
+            _ => pick().chars().take(4).collect(),
         });
     }
     q
@@ -113,34 +120,83 @@ fn sizes(db: &Path) -> (i64, i64) {
         .unwrap()
 }
 
-/// 50 queries of the tasks' topic words (the titles of each task's good topics and their
-/// subtopics), shared round-robin among the tasks: (task index, query).
-fn topic_queries(web: &MiniWeb) -> Vec<(usize, String)> {
-    const STOP: [&str; 8] = ["and", "the", "of", "for", "in", "to", "a", "other"];
+/// The words of `text` a query may use: lower case, letters only, 4 letters or more.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    (text.split(|c: char| !c.is_alphabetic()))
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+}
+
+/// 50 queries of the tasks' topic words, shared round-robin among the tasks: (task index,
+/// query). A task's topic words are the words of its good topics' titles, then the words its
+/// good topics' examples use most distinctly (in at least 3 of them, by the share of its
+/// examples holding the word over the share of all examples holding it), one word a query.
+fn topic_queries(web: &MiniWeb, db: &Path) -> Vec<(usize, String)> {
+    use std::collections::{HashMap, HashSet};
+    let ro = ReadOnly::open(db).unwrap();
+    let is_good = |t: &forager::miniweb::Task, path: &str| {
+        t.good
+            .iter()
+            .any(|g| path == g || path.starts_with(&format!("{g}/")))
+    };
+    // Document frequency of each word in each example's stored text, by topic.
+    let mut df: HashMap<String, HashMap<String, usize>> = HashMap::new();
+    let mut n: HashMap<String, usize> = HashMap::new();
+    for (topic, url) in &web.examples {
+        let Some(text) = ro.read().fetched_text(url).unwrap() else {
+            continue;
+        };
+        *n.entry(topic.clone()).or_default() += 1;
+        let seen: HashSet<String> = words(&text).collect();
+        let d = df.entry(topic.clone()).or_default();
+        for w in seen {
+            *d.entry(w).or_default() += 1;
+        }
+    }
+    let n_all: usize = n.values().sum();
+    let mut all: HashMap<&str, usize> = HashMap::new();
+    for d in df.values() {
+        for (w, k) in d {
+            *all.entry(w).or_default() += k;
+        }
+    }
     let per_task: Vec<Vec<String>> = (web.tasks.iter())
         .map(|t| {
-            let mut words: Vec<String> = Vec::new();
+            let mut qs: Vec<String> = Vec::new();
             for (path, title) in &web.topics {
-                if t.good
-                    .iter()
-                    .any(|g| path == g || path.starts_with(&format!("{g}/")))
-                {
-                    for w in title.split(|c: char| !c.is_alphanumeric()) {
-                        let w = w.to_lowercase();
-                        if w.len() >= 3 && !STOP.contains(&w.as_str()) && !words.contains(&w) {
-                            words.push(w);
-                        }
+                if is_good(t, path) {
+                    qs.extend(words(title).filter(|w| w != "other"));
+                }
+            }
+            let mut good: HashMap<&str, usize> = HashMap::new();
+            let mut n_good = 0;
+            for (topic, d) in &df {
+                if is_good(t, topic) {
+                    n_good += n[topic];
+                    for (w, k) in d {
+                        *good.entry(w).or_default() += k;
                     }
                 }
             }
-            let mut qs: Vec<String> = words.iter().map(|w| format!("{w} ")).collect();
-            qs.extend(words.windows(2).map(|p| format!("{} {} ", p[0], p[1])));
-            qs
+            let mut scored: Vec<(f64, &str)> = (good.iter())
+                .filter(|(_, k)| **k >= 3)
+                .map(|(w, k)| {
+                    let share = *k as f64 / n_good.max(1) as f64;
+                    (share / (all[w] as f64 / n_all as f64), *w)
+                })
+                .collect();
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+            for (_, w) in scored {
+                if !qs.iter().any(|q| q == w) {
+                    qs.push(w.to_owned());
+                }
+            }
+            qs.into_iter().map(|w| format!("{w} ")).collect()
         })
         .collect();
     let mut out = Vec::new();
     let mut k = 0;
-    while out.len() < 50 && k < 1000 {
+    while out.len() < 50 && k < 10_000 {
         let t = k % per_task.len();
         if let Some(q) = per_task[t].get(k / per_task.len()) {
             out.push((t, q.clone()));
@@ -152,7 +208,7 @@ fn topic_queries(web: &MiniWeb) -> Vec<(usize, String)> {
 
 /// P@10 of relevant pages (the web's labels for the task) for each ranking, averaged.
 fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
-    let queries = topic_queries(web);
+    let queries = topic_queries(web, base);
     let mut sums = [0.0f64; 2];
     let mut differ = 0;
     for (t, task) in web.tasks.iter().enumerate() {
@@ -189,6 +245,8 @@ fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
             }
             differ += usize::from(lists[0] != lists[1]);
         }
+        drop(ro);
+        remove(&db);
     }
     let n = queries.len() as f64;
     println!(
@@ -198,6 +256,8 @@ fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
     println!("    P@10 BM25 + ln R (combined): {:.3}", sums[0] / n);
     println!("    P@10 BM25 alone:             {:.3}", sums[1] / n);
     println!("    queries whose top 10 differ: {differ}");
+    let shown: Vec<&str> = queries.iter().map(|(_, q)| q.trim()).collect();
+    println!("    queries: {}", shown.join(", "));
 }
 
 /// A 100k-page crawl recorded through the store from FOLDOC's pages recombined (each page the
@@ -270,6 +330,39 @@ fn generated(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
     secs
 }
 
+/// Full crawls with the index on, off, on, off, one after the other, so that a change in the
+/// machine's load between two crawls shows as a spread; the faster crawl of each pair counts.
+/// Returns the pages of the (kept) crawl at `on`.
+fn throughput(on: &Path, off: &Path, model: &Path, proxy: &str, seeds: &[String]) -> u64 {
+    let mut runs: [Vec<(u64, f64)>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..2 {
+        for (k, index) in [(0, true), (1, false)] {
+            let db = if index { on } else { off };
+            if round > 0 {
+                for ext in ["", "-wal", "-shm", ".lock"] {
+                    let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+                }
+            }
+            let (n, secs) = crawl(db, model, proxy, seeds, index);
+            println!(
+                "  crawl {} index {}: {n:6} pages in {secs:6.2} s = {:6.0} pages/s",
+                round + 1,
+                if index { "on " } else { "off" },
+                n as f64 / secs
+            );
+            runs[k].push((n, secs));
+        }
+    }
+    let best = |r: &[(u64, f64)]| r.iter().map(|(n, s)| *n as f64 / s).fold(0.0f64, f64::max);
+    let (pps_on, pps_off) = (best(&runs[0]), best(&runs[1]));
+    println!("  best of two: index on {pps_on:.0} pages/s, off {pps_off:.0} pages/s");
+    println!(
+        "  the crawl with the index is {:.1}% slower (goal: under 10%)",
+        (1.0 - pps_on / pps_off) * 100.0
+    );
+    runs[0][1].0
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -295,18 +388,9 @@ fn main() {
     println!(
         "search bench: full unfocused crawls of FOLDOC through serve-web on loopback, delay 0"
     );
-    let on = fresh("on");
-    let off = fresh("off");
-    let (n_on, s_on) = crawl(&on, &model_path, &proxy, &seeds, true);
-    let (n_off, s_off) = crawl(&off, &model_path, &proxy, &seeds, false);
+    let (on, off) = (fresh("on"), fresh("off"));
+    let n_on = throughput(&on, &off, &model_path, &proxy, &seeds);
     rt.block_on(server.shutdown());
-    let (pps_on, pps_off) = (n_on as f64 / s_on, n_off as f64 / s_off);
-    println!("  crawl, index on:  {n_on:6} pages in {s_on:6.2} s = {pps_on:6.0} pages/s");
-    println!("  crawl, index off: {n_off:6} pages in {s_off:6.2} s = {pps_off:6.0} pages/s");
-    println!(
-        "  indexing costs {:+.1}% of crawl throughput",
-        (pps_off / pps_on - 1.0) * 100.0
-    );
     assert!(n_on > 10_000, "the full crawl fetched only {n_on} pages");
     let (ix, all) = sizes(&on);
     println!(
@@ -328,10 +412,10 @@ fn main() {
     let rec_on = generated(&on, &gen_on, pages, true);
     let rec_off = generated(&on, &gen_off, pages, false);
     println!(
-        "  generated crawl of {pages} pages: recording {:.0} pages/s with the index, {:.0} without ({:+.1}%)",
+        "  generated crawl of {pages} pages: recording {:.0} pages/s with the index, {:.0} without ({:.1}% slower)",
         pages as f64 / rec_on,
         pages as f64 / rec_off,
-        (rec_on / rec_off - 1.0) * 100.0
+        (1.0 - rec_off / rec_on) * 100.0
     );
     let (ix, all) = sizes(&gen_on);
     println!(
@@ -343,9 +427,7 @@ fn main() {
     let queries = user_queries(&gen_on);
     let (med, worst, hits) = latency(&gen_on, &queries);
     println!("  generated ({pages} pages), 200 queries: median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");
-    for p in [on, off, gen_on, gen_off] {
-        for ext in ["", "-wal", "-shm", ".lock"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
-        }
+    for p in [on, off, gen_on, gen_off, model_path] {
+        remove(&p);
     }
 }

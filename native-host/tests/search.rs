@@ -324,3 +324,63 @@ print(json.dumps({"bozo": bool(d.bozo), "version": d.version, "title": d.feed.ge
         "{v}"
     );
 }
+
+#[test]
+fn a_crawl_database_made_before_search_is_indexed_when_first_searched_losing_nothing() {
+    let (dir, db) = crawled();
+    let old = dir.join("old.db");
+    std::fs::copy(db, &old).unwrap();
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    conn.execute_batch(
+        "DROP TABLE page_fts; ALTER TABLE doc DROP COLUMN first_fetched_at;
+         ALTER TABLE doc DROP COLUMN changed_at; UPDATE meta SET value = 1 WHERE key = 'schema';",
+    )
+    .unwrap();
+    let count = |c: &rusqlite::Connection| -> (i64, i64) {
+        c.query_row(
+            "SELECT count(*), (SELECT count(*) FROM link) FROM doc",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    let before = count(&conn);
+    drop(conn);
+    let out = forager()
+        .arg("search")
+        .arg(&old)
+        .args(["star", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("indexing the crawl's pages for search: "),
+        "no progress line: {err}"
+    );
+    let hits: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!hits.is_empty());
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    assert_eq!(count(&conn), before, "rows lost");
+    let indexed: i64 = conn
+        .query_row("SELECT count(*) FROM page_fts", [], |r| r.get(0))
+        .unwrap();
+    let fetched: i64 = conn
+        .query_row("SELECT count(*) FROM doc WHERE status = 2", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(indexed, fetched, "every fetched page indexed");
+    // Searched again, nothing to index.
+    let out = forager()
+        .arg("search")
+        .arg(&old)
+        .arg("star")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("indexing"));
+}

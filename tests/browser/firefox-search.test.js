@@ -176,14 +176,15 @@ test('(fs1) Firefox: typing in the sidebar during a crawl finds pages fetched si
 });
 
 test('(fs2) Firefox: marking a new page seen makes the new count drop; mark all seen empties it', async () => {
-  const panel = /** @type {import('puppeteer-core').Page} */ (S.panel);
   await waitFor('the crawl to end', async () => {
     const s = (await state()).crawl?.state;
     if (s === 'running') await handle({ type: 'stop_crawl' });
     return s === 'idle';
   }, 60_000);
-  await panel.reload();
-  await waitFor('the sidebar page to be ready', () => panel.evaluate(() => document.body?.dataset.ready === 'true'), 20_000);
+  // A new look (BiDi may not reload a moz-extension page: a new one opens).
+  await S.panel?.close();
+  const panel = await openPanel();
+  S.panel = panel;
   const count = () => panel.evaluate(() => Number(document.getElementById('news-count')?.dataset.count));
   const n = await waitFor('a new count', async () => ((await count()) > 0 ? count() : new Error('none')), 15_000);
   await panel.click('#news-list li:first-child button.seen');

@@ -20,6 +20,13 @@ pub const MAX_QUERY_CHARS: usize = 1000;
 /// The most words (and quoted phrases) a query may have.
 pub const MAX_QUERY_TERMS: usize = 32;
 
+/// The shortest last word that also matches as a prefix.
+pub const MIN_PREFIX: usize = 4;
+
+/// The most matching pages a query ranks: a query matching more ranks the most recently
+/// fetched of them (BM25 costs a few microseconds a page; this bounds a query's time).
+pub const RANK_POOL: i64 = 20_000;
+
 /// Weight of a title match against a body match in BM25.
 const TITLE_WEIGHT: f64 = 4.0;
 
@@ -152,8 +159,8 @@ fn bad(msg: impl Into<String>) -> StoreError {
 
 /// Turns what a user typed into a safe FTS5 query: words and "quoted phrases", all required,
 /// each quoted so no FTS5 operator or syntax error can come from the text (an unbalanced quote
-/// closes at the end; control characters count as spaces). The last word also matches as a
-/// prefix unless the text ends in a space, for results as one types.
+/// closes at the end; control characters count as spaces). The last word (of [`MIN_PREFIX`]
+/// letters or more) also matches as a prefix unless the text ends in a space, for results as one types.
 pub fn fts_query(user: &str) -> Result<String> {
     if user.chars().count() > MAX_QUERY_CHARS {
         return Err(bad(format!(
@@ -198,7 +205,8 @@ pub fn fts_query(user: &str) -> Result<String> {
     let parts: Vec<String> = (terms.iter().enumerate())
         .map(|(i, (words, phrase))| {
             // Words hold letters, digits and single spaces only: nothing to escape.
-            let star = if i == last && typing && !phrase && words.chars().count() >= 2 {
+            // A shorter prefix expands to too many words to be quick on a large crawl.
+            let star = if i == last && typing && !phrase && words.chars().count() >= MIN_PREFIX {
                 "*"
             } else {
                 ""
@@ -230,15 +238,20 @@ impl Reader<'_> {
             SearchRanking::TextOnly => 0.0,
         };
         let limit = i64::try_from(limit.min(1000)).unwrap_or(1000);
+        // BM25 is computed for at most RANK_POOL matches, streamed newest first by FTS5 itself,
+        // so an unselective query costs no more than a selective one.
         let mut st = self.conn.prepare_cached(
-            "SELECT f.rowid, -bm25(page_fts, ?2, 1.0) AS b FROM page_fts f JOIN doc d ON d.oid = f.rowid
-             WHERE page_fts MATCH ?1 AND d.status = 2
-             ORDER BY b + ?3 * max(coalesce(d.log_relevance, ?4), ?4) DESC LIMIT ?5",
+            "SELECT c.oid, c.b FROM (
+               SELECT rowid AS oid, -bm25(page_fts, ?2, 1.0) AS b FROM page_fts
+               WHERE page_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?6) c
+             JOIN doc d ON d.oid = c.oid WHERE d.status = 2
+             ORDER BY c.b + ?3 * max(coalesce(d.log_relevance, ?4), ?4) DESC LIMIT ?5",
         )?;
         let top: Vec<(i64, f64)> = st
-            .query_map(params![fts, TITLE_WEIGHT, lambda, MIN_LOG_R, limit], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?
+            .query_map(
+                params![fts, TITLE_WEIGHT, lambda, MIN_LOG_R, limit, RANK_POOL],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
             .collect::<std::result::Result<_, _>>()?;
         let mut page = self.conn.prepare_cached(
             "SELECT d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at,
@@ -293,10 +306,11 @@ mod tests {
             fts_query("antenna tuner ").unwrap(),
             "\"antenna\" \"tuner\""
         );
-        assert_eq!(fts_query("antenna tun").unwrap(), "\"antenna\" \"tun\"*");
+        assert_eq!(fts_query("antenna tune").unwrap(), "\"antenna\" \"tune\"*");
+        assert_eq!(fts_query("antenna tun").unwrap(), "\"antenna\" \"tun\"");
         assert_eq!(
-            fts_query("\"ip address\" NOT OR").unwrap(),
-            "\"ip address\" \"NOT\" \"OR\"*"
+            fts_query("\"ip address\" NOT AND").unwrap(),
+            "\"ip address\" \"NOT\" \"AND\""
         );
         // Unbalanced quote: the phrase closes at the end.
         assert_eq!(fts_query("\"tcp ip").unwrap(), "\"tcp ip\"");
@@ -427,9 +441,15 @@ mod tests {
             2
         );
         assert_eq!(
-            db.search("coi", 10, SearchRanking::Combined).unwrap().len(),
+            db.search("tune", 10, SearchRanking::Combined)
+                .unwrap()
+                .len(),
             2
         );
+        assert!(db
+            .search("tune ", 10, SearchRanking::Combined)
+            .unwrap()
+            .is_empty());
         assert!(db
             .search("\"tuner coils\"", 10, SearchRanking::Combined)
             .unwrap()
