@@ -144,6 +144,8 @@ struct CsvRow<'a> {
     best_leaf: &'a str,
     fetched_at: Option<String>,
     score: Option<f64>,
+    relevant_links: Option<i64>,
+    fetched_links: Option<i64>,
 }
 
 impl<'a> CsvRow<'a> {
@@ -155,6 +157,8 @@ impl<'a> CsvRow<'a> {
             best_leaf: &r.best_leaf,
             fetched_at: r.fetched_at.and_then(iso_utc),
             score: r.score,
+            relevant_links: r.relevant_links,
+            fetched_links: r.fetched_links,
         }
     }
 }
