@@ -198,6 +198,12 @@ test('(f4) a long unbroken topic name does not scroll the popup sideways', async
   const [scroll, client] = await popup.evaluate(() => [document.documentElement.scrollWidth,
     document.documentElement.clientWidth]);
   assert.ok(scroll <= client, `no sideways scroll: ${scroll} px of content in ${client} px`);
+  // Nor the taxonomy box: the name wraps inside it.
+  const [treeScroll, treeClient] = await popup.evaluate(() => {
+    const t = /** @type {HTMLElement} */ (document.getElementById('tree'));
+    return [t.scrollWidth, t.clientWidth];
+  });
+  assert.ok(treeScroll <= treeClient, `the tree does not scroll sideways: ${treeScroll} px in ${treeClient} px`);
 });
 
 test('(f5) screenshots of the popup and side panel at 400x600 and 360x800, light and dark', async (t) => {
@@ -216,6 +222,26 @@ test('(f5) screenshots of the popup and side panel at 400x600 and 360x800, light
         t.diagnostic(file);
       }
     }
+  }
+  // The red Delete is readable on its button in both schemes (WCAG AA: 4.5).
+  const popup = pages[0];
+  await popup.setViewportSize({ width: 400, height: 600 });
+  for (const scheme of /** @type {const} */ (['light', 'dark'])) {
+    await popup.emulateMedia({ colorScheme: scheme });
+    const ratio = await popup.evaluate(() => {
+      const b = /** @type {HTMLElement} */ (document.getElementById('delete-topic'));
+      const rgb = (/** @type {string} */ c) => (c.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number);
+      const lum = (/** @type {number[]} */ v) => {
+        const [r, g, bl] = v.map((x) => { const c = x / 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+      };
+      const st = getComputedStyle(b);
+      const [l1, l2] = [lum(rgb(st.color)), lum(rgb(st.backgroundColor))].sort((x, y) => y - x);
+      return (l1 + 0.05) / (l2 + 0.05);
+    });
+    t.diagnostic(`Delete contrast, ${scheme}: ${ratio.toFixed(1)}`);
+    assert.ok(ratio >= 4.5, `Delete readable in ${scheme}: contrast ${ratio.toFixed(2)}`);
+    await popup.locator('#taxonomy .tools').screenshot({ path: path.join(SHOTS, `popup-tools-${scheme}.png`) });
   }
   assert.deepEqual(S.pageErrors, []);
 });

@@ -159,8 +159,24 @@ impl Dispatcher {
         }
     }
 
-    /// Outcomes of work given up without a fetch since the last call.
-    pub(super) fn take_given_up(&mut self) -> Vec<Outcome> {
+    /// Outcomes of work given up without a fetch since the last call, after giving up on the
+    /// hosts the user gave up on meanwhile (`rx`).
+    pub(super) fn take_given_up(
+        &mut self,
+        rx: Option<&super::config::GivenUpHosts>,
+    ) -> Vec<Outcome> {
+        let hosts: Vec<String> = match rx {
+            Some(rx) => {
+                let mut rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+                std::iter::from_fn(|| rx.try_recv().ok())
+                    .flatten()
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        if !hosts.is_empty() {
+            self.give_up(hosts);
+        }
         std::mem::take(&mut self.given_up)
     }
 

@@ -4,6 +4,7 @@
 //! `rejudge`, `learn_background`, `distill`), `report` and `finish`.
 
 use super::dispatch::Dispatcher;
+use super::words::IdleClock;
 use super::worker::Shared;
 use super::{
     apply_distillation, blocking, open_world, CrawlConfig, CrawlError, CrawlEvent, Judge, Mode,
@@ -60,9 +61,8 @@ pub(super) struct Watchdog<S: CrawlDb> {
     frontier_dry: bool,
     stop_by: Option<Instant>,
     in_flight: usize,
-    /// Since when only parked work is left, and the idle time of this run before that.
-    idle_since: Option<Instant>,
-    idle: Duration,
+    /// The time of this run spent with only parked work left.
+    idle: IdleClock,
 }
 
 impl<S: CrawlDb> Watchdog<S> {
@@ -148,8 +148,7 @@ impl<S: CrawlDb> Watchdog<S> {
             frontier_dry: false,
             stop_by: None,
             in_flight: 0,
-            idle_since: None,
-            idle: Duration::ZERO,
+            idle: IdleClock::default(),
         })
     }
 
@@ -161,7 +160,8 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         self.workers.reap();
         self.in_flight = self.workers.in_flight();
-        self.clock_idle();
+        let idle = self.in_flight == 0 && self.pending.is_empty() && self.workers.parked() > 0;
+        self.idle.tick(idle);
         if self.reason.is_none() && self.workers.gave_up() {
             self.reason = Some(StopReason::Offline);
             self.stop_by = Some(Instant::now());
@@ -188,44 +188,10 @@ impl<S: CrawlDb> Watchdog<S> {
         Ok(())
     }
 
-    /// Times the stretches with only parked work left: they are waiting, not crawling.
-    fn clock_idle(&mut self) {
-        let idle = self.in_flight == 0 && self.pending.is_empty() && self.workers.parked() > 0;
-        match (idle, self.idle_since) {
-            (true, None) => self.idle_since = Some(Instant::now()),
-            (false, Some(t)) => {
-                self.idle += t.elapsed();
-                self.idle_since = None;
-            }
-            _ => {}
-        }
-    }
-
-    /// Seconds of this run spent with only parked work left.
-    fn idle_secs(&self) -> f64 {
-        (self.idle + self.idle_since.map_or(Duration::ZERO, |t| t.elapsed())).as_secs_f64()
-    }
-
-    /// Gives up on the hosts the user gave up on since the last turn.
-    fn take_given_up(&mut self) {
-        let hosts: Vec<String> = match self.config.give_up.as_ref() {
-            Some(rx) => {
-                let mut rx = rx.lock().unwrap_or_else(|p| p.into_inner());
-                std::iter::from_fn(|| rx.try_recv().ok())
-                    .flatten()
-                    .collect()
-            }
-            None => Vec::new(),
-        };
-        if !hosts.is_empty() {
-            self.workers.give_up(hosts);
-        }
-        self.pending.extend(self.workers.take_given_up());
-    }
-
     /// Puts the URLs the user queued since the last turn at the head of the frontier.
     pub(super) async fn take_queued(&mut self) -> Result<(), CrawlError> {
-        self.take_given_up();
+        let gone = self.workers.take_given_up(self.config.give_up.as_ref());
+        self.pending.extend(gone);
         let Some(rx) = self.config.queued.as_ref() else {
             return Ok(());
         };
@@ -556,7 +522,7 @@ impl<S: CrawlDb> Watchdog<S> {
         self.progress.deferred = self.workers.deferred.clone();
         (self.progress.failing, self.progress.failing_hosts) = self.workers.failing();
         self.progress.waiting = self.workers.waiting();
-        self.progress.idle_secs = self.idle_secs();
+        self.progress.idle_secs = self.idle.secs();
         self.progress.alarms = crate::monitor::alarms(
             &self.history,
             self.progress.frontier,

@@ -106,6 +106,32 @@ pub fn troubles_in_words(list: &[HostTrouble], total: usize) -> String {
     format!("{}{tail}.", named.join("; "))
 }
 
+/// Times the stretches of a run with only parked work left: waiting, not crawling.
+#[derive(Debug, Default)]
+pub(super) struct IdleClock {
+    since: Option<Instant>,
+    total: Duration,
+}
+
+impl IdleClock {
+    /// Whether the crawl is idle now (called every turn of the loop).
+    pub(super) fn tick(&mut self, idle: bool) {
+        match (idle, self.since) {
+            (true, None) => self.since = Some(Instant::now()),
+            (false, Some(t)) => {
+                self.total += t.elapsed();
+                self.since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Seconds idle so far, the stretch going on included.
+    pub(super) fn secs(&self) -> f64 {
+        (self.total + self.since.map_or(Duration::ZERO, |t| t.elapsed())).as_secs_f64()
+    }
+}
+
 /// The latest failure of each host that has failed and had no page fetched in this run.
 #[derive(Debug, Default)]
 pub(super) struct Troubles {
