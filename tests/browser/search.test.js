@@ -96,7 +96,7 @@ test('(s1) during a crawl, typing in the side panel finds pages fetched since it
   await tab.close();
   // A query with no word is explained, not an error from the database.
   await P().fill('#search-query', '"*( ^');
-  await P().waitForFunction(() => (document.getElementById('search-info')?.textContent ?? '').includes('type a word'));
+  await P().waitForFunction(() => (document.getElementById('search-info')?.textContent ?? '').toLowerCase().includes('type a word'));
   await P().fill('#search-query', '');
   await P().click('#search-query');
   await P().keyboard.type(pick.word);
