@@ -18,10 +18,10 @@ import { handle as handleIn, openExtensionPage, startHostSession, stopHostSessio
   workerState } from './helpers/chromium.js';
 import { ensureFoldoc } from './helpers/foldoc.js';
 import { waitFor } from './helpers/harness.js';
-import { CHROMIUM, EXTENSION, FORAGER, REPO, TARBALL, TARGET } from './helpers/paths.js';
+import { CHROMIUM, EXTENSION, FORAGER, OUT, TARBALL, TARGET } from './helpers/paths.js';
 
 /** Where the screenshots of the changed popup and side panel go (kept in the repository). */
-const SHOTS = path.join(REPO, 'docs', 'first-hour');
+const SHOTS = path.join(OUT, 'first-hour'); // copies kept in docs/first-hour/
 
 const S = {
   /** @type {import('./helpers/chromium.js').HostSession | null} */

@@ -16,10 +16,10 @@ import { handle as handleIn, openExtensionPage, startHostSession, stopHostSessio
   from './helpers/chromium.js';
 import { tasks } from './helpers/foldoc.js';
 import { waitFor } from './helpers/harness.js';
-import { CHROMIUM, EXTENSION, FORAGER, REPO } from './helpers/paths.js';
+import { CHROMIUM, EXTENSION, FORAGER, OUT } from './helpers/paths.js';
 
 const GOOD = '/Science/Astronomy';
-const DOCS = path.join(REPO, 'docs');
+const DOCS = path.join(OUT, 'search'); // copies kept in docs/
 
 /** @type {import('./helpers/chromium.js').HostSession | null} */
 let session = null;
