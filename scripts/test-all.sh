@@ -11,8 +11,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p forager-classifier --target wasm32-unknown-unknown -- -D warnings
-echo "== cargo test"
-cargo test --workspace
+echo "== cargo test (release: one optimised build serves the tests, the benches, the host and the"
+echo "   browser tests; a debug build of the workspace would be a second full compile)"
+cargo test --workspace --release
 echo "== benches compile"
 cargo bench --workspace --no-run
 echo "== build wasm + host"
