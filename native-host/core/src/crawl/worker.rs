@@ -26,7 +26,7 @@ pub(super) struct Shared {
     /// The apprentice as of its last retrain, read by the fetch workers.
     pub(super) apprentice: RwLock<Arc<Apprentice>>,
     /// Answered fetches go here to be archived (WARC), while the crawl records them.
-    pub(super) warc: Mutex<Option<tokio::sync::mpsc::Sender<crate::warc::Exchange>>>,
+    pub(super) warc: Mutex<Option<tokio::sync::mpsc::Sender<crate::warc::Archived>>>,
 }
 
 /// A worker's result: the outcome to record, and what blame needs to know.
@@ -154,7 +154,8 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> Attempt {
             if let Some(tx) = archive {
                 // Bounded: a slow disk slows the crawl rather than filling memory. A writer
                 // that failed is reported when the crawl ends.
-                let _ = tx.send(crate::warc::Exchange::of(&r)).await;
+                let x = crate::warc::Exchange::of(&r);
+                let _ = tx.send(crate::warc::Archived::Exchange(x)).await;
             }
             r
         }
