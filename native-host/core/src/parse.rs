@@ -16,7 +16,10 @@
 
 mod depth;
 
-pub use depth::{cap_depth, MAX_DEPTH};
+pub use depth::{cap_depth, MAX_DEPTH, MAX_TAGS};
+
+/// Most outlinks kept of one page (its first, in document order).
+pub const MAX_LINKS: usize = 20_000;
 use ego_tree::NodeRef;
 use scraper::{Html, Node, Selector};
 use std::collections::HashSet;
@@ -313,6 +316,9 @@ pub fn parse_page(html: &str, page_url: &url::Url) -> ParsedPage {
         .and_then(|b| page_url.join(b.value().attr("href")?).ok())
         .unwrap_or_else(|| page_url.clone());
     for l in raw {
+        if out.links.len() >= MAX_LINKS {
+            break;
+        }
         let Some(href) = l.el.attr("href") else {
             continue;
         };

@@ -63,13 +63,30 @@ impl Exchange {
 /// returns the files written.
 pub fn archive(
     config: WarcConfig,
-    mut rx: tokio::sync::mpsc::Receiver<Exchange>,
+    mut rx: tokio::sync::mpsc::Receiver<Archived>,
 ) -> std::io::Result<Vec<PathBuf>> {
     let mut w = WarcWriter::new(config);
-    while let Some(x) = rx.blocking_recv() {
-        w.write(&x)?;
+    while let Some(m) = rx.blocking_recv() {
+        match m {
+            Archived::Exchange(x) => w.write(&x)?,
+            Archived::Flush(done) => {
+                w.flush()?;
+                let _ = done.send(());
+            }
+        }
     }
     w.finish()
+}
+
+/// What the crawl sends its archive writer.
+#[derive(Debug)]
+pub enum Archived {
+    /// One exchange to record.
+    Exchange(Exchange),
+    /// Write out everything received so far (to the OS, so that a killed process loses none
+    /// of it), then answer: the crawl waits for this before it commits a batch of pages, so
+    /// that every committed page has its records.
+    Flush(tokio::sync::oneshot::Sender<()>),
 }
 
 /// Writes records into rotating `.warc.gz` files.
@@ -209,6 +226,14 @@ impl WarcWriter {
             ),
         ];
         self.record(&fields, &request)
+    }
+
+    /// Writes the current file's buffered records out to the OS.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        match self.current.as_mut() {
+            Some(c) => c.file.flush(),
+            None => Ok(()),
+        }
     }
 
     /// Flushes and closes the current file; returns every file this writer wrote.

@@ -308,6 +308,13 @@ impl<S: CrawlDb> Watchdog<S> {
             batch.sort_by_key(|o| wave.get(&o.oid).copied().unwrap_or(usize::MAX));
         }
         self.count(&batch);
+        let archive = self
+            .sh
+            .warc
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        archive_barrier(archive).await;
         let rec = blocking(&mut self.store, move |s| s.record(&batch)).await?;
         let fetched = rec.fetched.len() as u64;
         self.progress.fetched += fetched;
@@ -575,12 +582,24 @@ impl<S: CrawlDb> Watchdog<S> {
     }
 }
 
+/// Waits until the archive has written out the records of every page fetched so far (each
+/// worker hands its exchange over before its outcome), so a killed crawl never has a
+/// committed page without its WARC records. A failed writer is reported at the end.
+async fn archive_barrier(archive: Option<tokio::sync::mpsc::Sender<crate::warc::Archived>>) {
+    if let Some(tx) = archive {
+        let (done, written) = tokio::sync::oneshot::channel();
+        if tx.send(crate::warc::Archived::Flush(done)).await.is_ok() {
+            let _ = written.await;
+        }
+    }
+}
+
 /// The WARC writer of a crawl that records one: a bounded channel to a blocking task.
 #[allow(clippy::type_complexity)]
 fn warc_writer(
     config: &CrawlConfig,
 ) -> (
-    Option<tokio::sync::mpsc::Sender<crate::warc::Exchange>>,
+    Option<tokio::sync::mpsc::Sender<crate::warc::Archived>>,
     Option<JoinHandle<std::io::Result<Vec<PathBuf>>>>,
 ) {
     let Some(c) = config.warc.clone() else {

@@ -14,6 +14,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+/// KiB of HTML being parsed at once, across every crawl of the process: a parse holds
+/// permits for its page's size, so whatever the pages, only so much is parsed together
+/// (a 2 MB page parses to tens of MB of DOM).
+const PARSE_BUDGET_KB: usize = 4 * 1024;
+static PARSE_BUDGET: std::sync::LazyLock<tokio::sync::Semaphore> =
+    std::sync::LazyLock::new(|| tokio::sync::Semaphore::new(PARSE_BUDGET_KB));
+
 /// What the workers share with the crawl loop.
 pub(super) struct Shared {
     pub(super) fetcher: Fetcher,
@@ -26,7 +33,7 @@ pub(super) struct Shared {
     /// The apprentice as of its last retrain, read by the fetch workers.
     pub(super) apprentice: RwLock<Arc<Apprentice>>,
     /// Answered fetches go here to be archived (WARC), while the crawl records them.
-    pub(super) warc: Mutex<Option<tokio::sync::mpsc::Sender<crate::warc::Exchange>>>,
+    pub(super) warc: Mutex<Option<tokio::sync::mpsc::Sender<crate::warc::Archived>>>,
 }
 
 /// A worker's result: the outcome to record, and what blame needs to know.
@@ -158,7 +165,8 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> Attempt {
             if let Some(tx) = archive {
                 // Bounded: a slow disk slows the crawl rather than filling memory. A writer
                 // that failed is reported when the crawl ends.
-                let _ = tx.send(crate::warc::Exchange::of(&r)).await;
+                let x = crate::warc::Exchange::of(&r);
+                let _ = tx.send(crate::warc::Archived::Exchange(x)).await;
             }
             r
         }
@@ -182,7 +190,12 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> Attempt {
         return (o, true, None);
     }
     let oid = w.oid;
-    let job = tokio::task::spawn_blocking(move || analyse(&sh, resp, url, &w));
+    let kb = (resp.body.len() / 1024).clamp(1, PARSE_BUDGET_KB) as u32;
+    let permit = PARSE_BUDGET.acquire_many(kb).await;
+    let job = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        analyse(&sh, resp, url, &w)
+    });
     let o = job
         .await
         .unwrap_or_else(|_| failure(oid, store::DocStatus::Failed, "parse-panic"));

@@ -7,6 +7,11 @@
 
 /// Deepest nesting kept (Blink's limit).
 pub const MAX_DEPTH: usize = 512;
+/// Most tags (start and end) of a page kept: past them tags are cut and only text remains.
+/// An ordinary page has a few thousand; a hostile 2 MB page can have 700,000, each a DOM node
+/// (about 140 MB parsed), and html5ever's work on each grows with the depth, so this bounds
+/// both the memory and the time of one parse.
+pub const MAX_TAGS: usize = 100_000;
 
 /// Elements that never have content, so never nest.
 const VOID: &[&str] = &[
@@ -18,6 +23,15 @@ const VOID: &[&str] = &[
 const OPTIONAL_END: &[&str] = &[
     "p", "li", "dt", "dd", "option", "tr", "td", "th", "tbody", "thead", "tfoot",
 ];
+/// Formatting elements (HTML's "active formatting elements", `a` aside): the parser copies
+/// every unclosed one around each later run of text, so thousands of them left open (with
+/// distinct attributes, which defeat the spec's limit of three alike) cost the square of
+/// their number in time and DOM nodes.
+const FORMATTING: &[&str] = &[
+    "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u",
+];
+/// Most formatting elements left open at once; further ones are cut (their text stays).
+pub const MAX_OPEN_FORMATTING: usize = 8;
 /// Elements whose content is raw text: no tags inside.
 const RAW: &[&str] = &[
     "script", "style", "textarea", "title", "xmp", "iframe", "noembed",
@@ -104,14 +118,51 @@ fn is(list: &[&str], name: &str) -> bool {
     list.iter().any(|n| n.eq_ignore_ascii_case(name))
 }
 
-/// The tags that nest past `max`: (byte ranges to cut, deepest depth seen).
-fn too_deep(html: &str, max: usize) -> (Vec<(usize, usize)>, usize) {
+/// The tags that nest past `max`, or come after the first `max_tags`: (byte ranges to cut,
+/// deepest depth seen).
+fn too_deep(html: &str, max: usize, max_tags: usize) -> (Vec<(usize, usize)>, usize) {
     let mut cut = Vec::new();
     let (mut depth, mut deepest, mut at) = (0usize, 0usize, 0usize);
     // End tags of elements whose start tag was cut, by depth reached, so they are cut too.
     let mut over = 0usize;
+    let mut tags = 0usize;
+    // Formatting elements open, and end tags still to cut of the ones cut.
+    let (mut formatting, mut formatting_over) = (0usize, 0usize);
     while let Some(t) = next_tag(html, at) {
         at = t.end;
+        tags += 1;
+        if is(FORMATTING, t.name) && !t.self_closing {
+            let cut_it = if t.closing && formatting_over > 0 {
+                formatting_over -= 1;
+                true
+            } else if t.closing {
+                formatting = formatting.saturating_sub(1);
+                false
+            } else if formatting >= MAX_OPEN_FORMATTING {
+                formatting_over += 1;
+                true
+            } else {
+                formatting += 1;
+                false
+            };
+            if cut_it {
+                cut.push((t.start, t.end));
+                continue;
+            }
+        }
+        if tags > max_tags {
+            // Past the cap every tag goes; a raw-text element goes whole (its script or
+            // style would otherwise become text).
+            let end = if !t.closing && is(RAW, t.name) {
+                let close = find_close(html, at, t.name);
+                next_tag(html, close).map_or(html.len(), |c| c.end)
+            } else {
+                t.end
+            };
+            cut.push((t.start, end));
+            at = end;
+            continue;
+        }
         let counts = !is(VOID, t.name) && !is(OPTIONAL_END, t.name) && !t.self_closing;
         if !t.closing && is(RAW, t.name) {
             // Skip the raw text up to the matching end tag.
@@ -141,7 +192,7 @@ fn too_deep(html: &str, max: usize) -> (Vec<(usize, usize)>, usize) {
 
 /// `html` with the tags past depth `MAX_DEPTH` cut out; borrowed unchanged when none are.
 pub fn cap_depth(html: &str) -> std::borrow::Cow<'_, str> {
-    let (cut, _) = too_deep(html, MAX_DEPTH);
+    let (cut, _) = too_deep(html, MAX_DEPTH, MAX_TAGS);
     if cut.is_empty() {
         return std::borrow::Cow::Borrowed(html);
     }
@@ -174,15 +225,84 @@ mod tests {
             "<div class=\"x>y\">".repeat(n),
             "</div>".repeat(n)
         );
-        let (_, deepest) = too_deep(&html, usize::MAX);
+        let (_, deepest) = too_deep(&html, usize::MAX, usize::MAX);
         assert_eq!(deepest, n + 2);
         let capped = cap_depth(&html);
-        let (cut, deepest) = too_deep(&capped, MAX_DEPTH);
+        let (cut, deepest) = too_deep(&capped, MAX_DEPTH, MAX_TAGS);
         assert!(cut.is_empty());
         assert!(deepest <= MAX_DEPTH, "{deepest}");
         assert!(capped.contains("<a href=\"/deep\">deep link</a> words"));
         assert_eq!(capped.matches("<div").count(), MAX_DEPTH - 2);
         assert_eq!(capped.matches("</div>").count(), MAX_DEPTH - 2);
+    }
+
+    #[test]
+    fn tags_past_the_cap_are_cut_keeping_text() {
+        let html = format!(
+            "<table>{}<script>var x = '<b>';</script>tail words",
+            "<a>x".repeat(MAX_TAGS + 10)
+        );
+        let capped = cap_depth(&html);
+        assert_eq!(capped.matches("<a>").count(), MAX_TAGS - 1);
+        assert!(
+            !capped.contains("var x"),
+            "a script past the cap goes whole"
+        );
+        assert!(capped.ends_with("tail words"));
+        assert_eq!(capped.matches('x').count(), MAX_TAGS + 10, "the text stays");
+    }
+
+    #[test]
+    fn formatting_elements_left_open_are_capped() {
+        let html: String = (0..1000)
+            .map(|i| format!("<p><b class=c{i}>x{i}"))
+            .collect();
+        let capped = cap_depth(&html);
+        assert_eq!(capped.matches("<b ").count(), MAX_OPEN_FORMATTING);
+        assert_eq!(capped.matches("<p>").count(), 1000);
+        let closed: String = (0..1000)
+            .map(|i| format!("<p><b class=c{i}>x</b>"))
+            .collect();
+        assert!(matches!(cap_depth(&closed), std::borrow::Cow::Borrowed(_)));
+    }
+
+    /// Six hostile 2 MB shapes parse to bounded pages (#28 defect 3): at most `MAX_TAGS`
+    /// leaves' worth of elements, `MAX_LINKS` links (the time is in the hostile_pages bench).
+    #[test]
+    fn hostile_shapes_parse_to_bounded_pages() {
+        let fill = |head: &str, unit: &dyn Fn(usize) -> String| {
+            let mut s = String::from(head);
+            let mut i = 0;
+            while s.len() < 2 << 20 {
+                s.push_str(&unit(i));
+                i += 1;
+            }
+            s
+        };
+        let shapes = [
+            fill("<table>", &|_| "<a>".into()),
+            fill("", &|_| "<ol><li><p>".into()),
+            fill(&"<div>".repeat(600), &|_| "<dd>".into()),
+            fill("", &|i| format!("<p><b class=c{i}>x")),
+            fill("<body>", &|i| format!("<a href=\"/x{i}\">w{i}</a> ")),
+        ];
+        let base = url::Url::parse("http://h.test/").unwrap();
+        for html in &shapes {
+            let page = crate::parse::parse_page(html, &base);
+            assert!(
+                page.leaves.len() <= MAX_TAGS,
+                "{} leaves",
+                page.leaves.len()
+            );
+            assert!(page.links.len() <= crate::parse::MAX_LINKS);
+            let doc = scraper::Html::parse_document(&cap_depth(html));
+            let nodes = doc.tree.nodes().count();
+            // Tags, plus a copy of each open formatting element around each run of text.
+            assert!(
+                nodes <= (MAX_OPEN_FORMATTING / 2 + 2) * MAX_TAGS,
+                "{nodes} DOM nodes"
+            );
+        }
     }
 
     #[test]
