@@ -313,6 +313,30 @@ mod tests {
     use crate::text::TextOptions;
 
     #[test]
+    fn skill_is_gini_floored_at_zero_and_trust_blends_with_the_baseline() {
+        assert_eq!(skill(vec![(0.9, true), (0.1, false)]), Some(1.0));
+        assert_eq!(skill(vec![(0.1, true), (0.9, false)]), Some(0.0));
+        assert_eq!(skill(vec![(0.5, true), (0.5, false)]), Some(0.0));
+        assert_eq!(skill(vec![(0.5, true)]), None);
+        // 3 of 4 pairs ordered right: AUC .75, skill .5.
+        let pairs = vec![(0.9, true), (0.4, true), (0.6, false), (0.1, false)];
+        assert!((skill(pairs).unwrap() - 0.5).abs() < 1e-12);
+        let mut a = Apprentice::new();
+        a.add(&[1], true);
+        a.add(&[2], false);
+        let p = a.p_high(&[1]);
+        assert!(p > 0.5);
+        // Unmeasured: the apprentice alone; no skill: the baseline alone; between: the mix.
+        assert!((a.blend(&[1], 0.2) - p).abs() < 1e-12);
+        a.set_trust(0.0);
+        assert!((a.blend(&[1], 0.2) - 0.2).abs() < 1e-12);
+        a.set_trust(0.25);
+        assert!((a.blend(&[1], 0.2) - (0.25 * p + 0.75 * 0.2)).abs() < 1e-12);
+        a.set_trust(7.0);
+        assert!((a.trust() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
     fn offsets_follow_the_leaf_numbering() {
         let tok = Tokenizer::new(TextOptions::default());
         let leaves: Vec<String> = ["alpha", "beta", "anchor words", "gamma", "delta"]

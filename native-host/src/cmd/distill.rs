@@ -14,10 +14,10 @@ pub(crate) struct Args {
     /// JSON output.
     #[arg(long)]
     json: bool,
-    /// How scores are computed: randomized (randomised HITS with the relevance-weighted
-    /// out-degree as prior), hits (plain HITS over cross-site links, for comparison) or
-    /// out-degree (the prior alone).
-    #[arg(long, default_value = "randomized", value_parser = clap::builder::PossibleValuesParser::new(forager::distiller::Method::NAMES))]
+    /// How scores are computed: out-degree (hubs by the relevance-weighted out-degree),
+    /// randomized (randomised HITS with that out-degree as prior) or hits (plain HITS over
+    /// cross-site links, for comparison).
+    #[arg(long, default_value = "out-degree", value_parser = clap::builder::PossibleValuesParser::new(forager::distiller::Method::NAMES))]
     method: String,
 }
 
