@@ -332,7 +332,8 @@ fn a_crawl_database_made_before_search_is_indexed_when_first_searched_losing_not
     std::fs::copy(db, &old).unwrap();
     let conn = rusqlite::Connection::open(&old).unwrap();
     conn.execute_batch(
-        "DROP TABLE page_fts; ALTER TABLE doc DROP COLUMN first_fetched_at;
+        "DROP TABLE page_fts; DROP INDEX doc_first_fetched; DROP INDEX doc_changed;
+                 ALTER TABLE doc DROP COLUMN first_fetched_at;
          ALTER TABLE doc DROP COLUMN changed_at; UPDATE meta SET value = 1 WHERE key = 'schema';",
     )
     .unwrap();

@@ -31,7 +31,7 @@ pub const RANK_POOL: i64 = 20_000;
 const TITLE_WEIGHT: f64 = 4.0;
 
 /// The least R the ranking takes the logarithm of: a page judged R = 0 ranks as R = 0.001.
-const MIN_LOG_R: f64 = -6.907_755_278_982_137; // ln 0.001
+const MIN_R: f64 = 0.001;
 
 /// How search results are ordered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -237,22 +237,27 @@ impl Reader<'_> {
             SearchRanking::Combined => 1.0,
             SearchRanking::TextOnly => 0.0,
         };
-        let limit = i64::try_from(limit.min(1000)).unwrap_or(1000);
+        let limit = limit.min(1000);
         // BM25 is computed for at most RANK_POOL matches, streamed newest first by FTS5 itself,
-        // so an unselective query costs no more than a selective one.
+        // so an unselective query costs no more than a selective one. The combination is
+        // computed here: ln R in SQL would need `log_relevance`, stored after the page's text,
+        // which SQLite reaches only by walking the text's overflow pages.
         let mut st = self.conn.prepare_cached(
-            "SELECT c.oid, c.b FROM (
+            "SELECT c.oid, c.b, d.relevance FROM (
                SELECT rowid AS oid, -bm25(page_fts, ?2, 1.0) AS b FROM page_fts
-               WHERE page_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?6) c
-             JOIN doc d ON d.oid = c.oid WHERE d.status = 2
-             ORDER BY c.b + ?3 * max(coalesce(d.log_relevance, ?4), ?4) DESC LIMIT ?5",
+               WHERE page_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?3) c
+             JOIN doc d ON d.oid = c.oid WHERE d.status = 2",
         )?;
-        let top: Vec<(i64, f64)> = st
-            .query_map(
-                params![fts, TITLE_WEIGHT, lambda, MIN_LOG_R, limit, RANK_POOL],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?
+        let mut scored: Vec<(f64, i64, f64)> = st
+            .query_map(params![fts, TITLE_WEIGHT, RANK_POOL], |r| {
+                let (oid, b, rel): (i64, f64, f64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+                Ok((b + lambda * rel.max(MIN_R).ln(), oid, b))
+            })?
             .collect::<std::result::Result<_, _>>()?;
+        // Best first; ties by the newer page.
+        scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        scored.truncate(limit);
+        let top: Vec<(i64, f64)> = scored.into_iter().map(|(_, oid, b)| (oid, b)).collect();
         let mut page = self.conn.prepare_cached(
             "SELECT d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at,
                snippet(page_fts, 1, ?3, ?4, '…', 16)
@@ -502,7 +507,8 @@ mod tests {
         let st = crawl(&path, &PAGES);
         st.conn()
             .execute_batch(
-                "DROP TABLE page_fts; ALTER TABLE doc DROP COLUMN first_fetched_at;
+                "DROP TABLE page_fts; DROP INDEX doc_first_fetched; DROP INDEX doc_changed;
+                 ALTER TABLE doc DROP COLUMN first_fetched_at;
                  ALTER TABLE doc DROP COLUMN changed_at; UPDATE meta SET value = 1 WHERE key = 'schema';",
             )
             .unwrap();
