@@ -86,13 +86,14 @@ fn cause_of(e: &FetchError, proxy: Option<&str>) -> Cause {
 
 /// Fetches, parses and classifies one checked-out URL.
 pub(super) async fn fetch_one(sh: Arc<Shared>, w: Work) -> Done {
-    let revisit = w.revisit;
+    let (revisit, tries) = (w.revisit, w.tries);
     let host = url::Url::parse(&w.url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
         .unwrap_or_default();
     let (mut outcome, answered, cause) = fetch_work(sh, w, &host).await;
     outcome.revisit = revisit;
+    policy::retry_or_give_up(&mut outcome, tries);
     Done {
         outcome,
         host,
