@@ -21,7 +21,7 @@
 use super::{CrawlConfig, Mode};
 use crate::canon;
 use crate::parse::OutLink;
-use crate::store::NewUrl;
+use crate::store::{NewUrl, PageId};
 use forager_classifier::apprentice::{Apprentice, LeafTokens};
 use forager_classifier::links::link_features;
 use forager_classifier::{Classification, Classifier, Scratch};
@@ -36,8 +36,8 @@ pub use rules::{
 /// The page whose links are scored: where it sits in the crawl and what it says.
 #[derive(Clone, Copy, Debug)]
 pub struct Parent<'a> {
-    /// Its row id (the links' `via`).
-    pub oid: i64,
+    /// Its id (the links' `via`).
+    pub oid: PageId,
     /// Its depth from the seeds.
     pub depth: i64,
     /// Its own frontier score when checked out (SharkSearch's inherited potential).

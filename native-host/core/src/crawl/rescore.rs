@@ -5,7 +5,7 @@
 
 use super::policy::rules::{apprentice_rescored, rescored, ParentVerdict};
 use super::{policy, Judge, Mode};
-use crate::store::{CrawlDb, InLink, StoreError, TextSample, Verdict, PAGE};
+use crate::store::{CrawlDb, InLink, PageId, StoreError, TextSample, Verdict, PAGE};
 use forager_classifier::Scratch;
 use std::collections::HashMap;
 
@@ -20,12 +20,12 @@ pub fn rejudge(
 ) -> Result<(usize, usize), StoreError> {
     let mut scratch = Scratch::new();
     let mut expands = HashMap::new();
-    let (mut judged, mut after) = (0, i64::MIN);
+    let (mut judged, mut after) = (0, None);
     loop {
         let page = s.fetched_texts(after, PAGE)?;
         let Some(last) = page.last() else { break };
-        after = last.oid;
-        let mut verdicts: Vec<(i64, Verdict)> = Vec::with_capacity(page.len());
+        after = Some(last.oid);
+        let mut verdicts: Vec<(PageId, Verdict)> = Vec::with_capacity(page.len());
         for p in &page {
             let Some(text) = &p.text else { continue };
             let v = judge.judge(&p.url, text, &mut scratch);
@@ -49,7 +49,7 @@ pub fn rejudge(
 fn by_parents(
     s: &mut impl CrawlDb,
     mode: Mode,
-    expands: &HashMap<i64, bool>,
+    expands: &HashMap<PageId, bool>,
 ) -> Result<usize, StoreError> {
     let mut updates = Vec::new();
     for_each_target(s, |dst, score, links| {
@@ -92,14 +92,14 @@ pub(super) fn by_apprentice(
 /// through the store's rows (a URL's links may straddle two pages).
 fn for_each_target(
     s: &impl CrawlDb,
-    mut f: impl FnMut(i64, f64, &[InLink]),
+    mut f: impl FnMut(PageId, f64, &[InLink]),
 ) -> Result<(), StoreError> {
     let mut group: Vec<InLink> = Vec::new();
-    let mut after = (i64::MIN, i64::MIN);
+    let mut after = None;
     loop {
         let page = s.frontier_in_links(after, PAGE)?;
         let Some(last) = page.last() else { break };
-        after = (last.dst, last.src);
+        after = Some((last.dst, last.src));
         for l in page {
             if group.first().is_some_and(|g| g.dst != l.dst) {
                 f(group[0].dst, group[0].dst_score, &group);
@@ -121,11 +121,11 @@ pub(super) fn sample_texts(
     max: usize,
 ) -> Result<Vec<(String, String)>, StoreError> {
     let mut sample = TextSample::new(max);
-    let mut after = i64::MIN;
+    let mut after = None;
     loop {
         let page = s.fetched_texts(after, PAGE)?;
         let Some(last) = page.last() else { break };
-        after = last.oid;
+        after = Some(last.oid);
         for p in &page {
             if let Some(text) = &p.text {
                 sample.offer(&p.url, text);

@@ -54,7 +54,7 @@ pub(super) struct Watchdog<S: CrawlDb> {
     pending: Vec<Outcome>,
     /// Deterministic crawls: the row ids of the wave in flight, in checkout order (the order
     /// its outcomes are recorded in, whenever they arrive).
-    wave: std::collections::HashMap<i64, usize>,
+    wave: std::collections::HashMap<store::PageId, usize>,
     last_flush: Instant,
     last_report: Instant,
     reason: Option<StopReason>,

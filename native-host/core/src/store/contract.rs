@@ -2,10 +2,10 @@
 //! once as plain functions over `&mut dyn CrawlDb` and run against every back-end (the SQLite
 //! store's run is at the end of this file). Each function panics on a broken promise.
 
-use super::{CrawlDb, DocStatus, NewUrl, Outcome, PAGE};
+use super::{CrawlDb, DocStatus, NewUrl, Outcome, PageId, PAGE};
 
 /// A URL at `depth` with `score`, found on `via` (row id) when given.
-fn url(u: &str, score: f64, via: Option<i64>, features: Option<Vec<u32>>) -> NewUrl {
+fn url(u: &str, score: f64, via: Option<PageId>, features: Option<Vec<u32>>) -> NewUrl {
     let parsed = url::Url::parse(u).expect("test URL");
     NewUrl {
         host: parsed.host_str().unwrap_or("").to_owned(),
@@ -19,7 +19,7 @@ fn url(u: &str, score: f64, via: Option<i64>, features: Option<Vec<u32>>) -> New
 }
 
 /// A fetched page's outcome with `relevance`, `text` and `links`.
-fn fetched(oid: i64, relevance: f64, text: &str, links: Vec<NewUrl>) -> Outcome {
+fn fetched(oid: PageId, relevance: f64, text: &str, links: Vec<NewUrl>) -> Outcome {
     Outcome {
         oid,
         status: DocStatus::Fetched,
@@ -31,8 +31,8 @@ fn fetched(oid: i64, relevance: f64, text: &str, links: Vec<NewUrl>) -> Outcome 
 }
 
 /// Seeds `a.test` and `b.test` and fetches both: a (R 0.8) links to x and y, b (R 0.3) to y
-/// and z. Returns the row ids of (a, b).
-fn two_fetched_parents(db: &mut dyn CrawlDb) -> (i64, i64) {
+/// and z. Returns the ids of (a, b).
+fn two_fetched_parents(db: &mut dyn CrawlDb) -> (PageId, PageId) {
     let seeds = [
         url("http://a.test/", 1.0, None, None),
         url("http://b.test/", 1.0, None, None),
@@ -60,12 +60,12 @@ fn two_fetched_parents(db: &mut dyn CrawlDb) -> (i64, i64) {
 
 /// Every link into a frontier URL, a page at a time after the last row read.
 fn all_in_links(db: &dyn CrawlDb, limit: usize) -> Vec<super::InLink> {
-    let (mut out, mut after) = (Vec::new(), (i64::MIN, i64::MIN));
+    let (mut out, mut after) = (Vec::new(), None);
     loop {
         let page = db.frontier_in_links(after, limit).expect("in-links");
         assert!(page.len() <= limit);
         let Some(last) = page.last() else { break };
-        after = (last.dst, last.src);
+        after = Some((last.dst, last.src));
         out.extend(page);
     }
     out
@@ -133,14 +133,15 @@ pub fn boosts_raise_out_links_to_at_least_the_given_score(db: &mut dyn CrawlDb) 
 /// Fetched pages' texts page out completely, and new verdicts change fetched pages only.
 pub fn fetched_texts_page_out_and_verdicts_are_stored(db: &mut dyn CrawlDb) {
     let (a, b) = two_fetched_parents(db);
-    let (mut texts, mut after) = (Vec::new(), i64::MIN);
+    let (mut texts, mut after) = (Vec::new(), None);
     loop {
         let page = db.fetched_texts(after, 1).unwrap();
         let Some(last) = page.last() else { break };
-        after = last.oid;
+        after = Some(last.oid);
         texts.extend(page);
     }
-    let got: Vec<(i64, Option<&str>)> = texts.iter().map(|t| (t.oid, t.text.as_deref())).collect();
+    let got: Vec<(PageId, Option<&str>)> =
+        texts.iter().map(|t| (t.oid, t.text.as_deref())).collect();
     assert_eq!(got, vec![(a, Some("page a")), (b, Some("page b"))]);
     let x = all_in_links(db, PAGE)[0].dst;
     db.save_verdicts(&[(a, (0.05, 0.05f64.ln(), 7)), (x, (0.9, 0.9f64.ln(), 7))])

@@ -15,11 +15,40 @@ use std::collections::HashMap;
 /// Rows per page of the door's bulk reads.
 pub const PAGE: usize = 2048;
 
+/// A page's id in a crawl database: opaque to the crawl, which compares, hashes and hands it
+/// back but never computes with it. Back-ends give it out (SQLite's rowid, a server's key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PageId(i64);
+
+impl PageId {
+    /// The id a back-end stores as `raw`.
+    pub fn from_raw(raw: i64) -> Self {
+        PageId(raw)
+    }
+
+    /// The stored value (for back-ends and reports that join on it).
+    pub fn raw(self) -> i64 {
+        self.0
+    }
+}
+
+impl rusqlite::ToSql for PageId {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.0.into())
+    }
+}
+
+impl rusqlite::types::FromSql for PageId {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        v.as_i64().map(PageId)
+    }
+}
+
 /// A fetched page's stored main text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PageText {
-    /// Row id (page on from it).
-    pub oid: i64,
+    /// Its id (page on after it).
+    pub oid: PageId,
     /// URL.
     pub url: String,
     /// Main text; `None` when the stored text cannot be read.
@@ -29,12 +58,12 @@ pub struct PageText {
 /// A link into a frontier URL: what re-scoring the frontier reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InLink {
-    /// The frontier URL's row id.
-    pub dst: i64,
+    /// The frontier URL's id.
+    pub dst: PageId,
     /// Its frontier score now.
     pub dst_score: f64,
-    /// The linking page's row id.
-    pub src: i64,
+    /// The linking page's id.
+    pub src: PageId,
     /// The linking page's R(d) when it is fetched.
     pub src_relevance: Option<f64>,
     /// The link's weight (the share of R(src) it passes on).
@@ -77,20 +106,24 @@ pub trait CrawlDb: Send + 'static {
     /// Checks out up to `n` fetched pages older than `min_age` seconds for a revisit.
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>>;
     /// Returns checked-out URLs to the frontier unfetched.
-    fn release(&mut self, oids: &[i64]) -> Result<()>;
+    fn release(&mut self, oids: &[PageId]) -> Result<()>;
     /// Records a batch of fetch outcomes (statuses as the policy settled them) in one
     /// transaction.
     fn record(&mut self, batch: &[Outcome]) -> Result<Recorded>;
 
     // The mining programs.
-    /// A page of links into frontier URLs, in (target, source) order after `after`.
-    fn frontier_in_links(&self, after: (i64, i64), limit: usize) -> Result<Vec<InLink>>;
+    /// A page of links into frontier URLs, in (target, source) order after `after` (from the first when `None`).
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>>;
     /// Sets frontier URLs' scores (as the policy re-scored them); returns rows updated.
-    fn set_frontier_scores(&mut self, scores: &[(i64, f64)]) -> Result<usize>;
-    /// A page of fetched pages' texts, in row order after `after`.
-    fn fetched_texts(&self, after: i64, limit: usize) -> Result<Vec<PageText>>;
+    fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize>;
+    /// A page of fetched pages' texts, in id order after `after` (from the first when `None`).
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>>;
     /// Stores fetched pages' new verdicts.
-    fn save_verdicts(&mut self, verdicts: &[(i64, Verdict)]) -> Result<()>;
+    fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()>;
     /// Every link with features whose target is fetched: (features, target's R(d)).
     fn apprentice_evidence(&self) -> Result<Vec<ApprenticeEvidence>>;
     /// The crawl graph and relevance for the distiller.
@@ -146,22 +179,26 @@ impl CrawlDb for Store {
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
         Store::checkout_revisits(self, n, min_age)
     }
-    fn release(&mut self, oids: &[i64]) -> Result<()> {
+    fn release(&mut self, oids: &[PageId]) -> Result<()> {
         Store::release(self, oids)
     }
     fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
         Store::record(self, batch)
     }
-    fn frontier_in_links(&self, after: (i64, i64), limit: usize) -> Result<Vec<InLink>> {
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
         Store::frontier_in_links(self, after, limit)
     }
-    fn set_frontier_scores(&mut self, scores: &[(i64, f64)]) -> Result<usize> {
+    fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
         Store::set_frontier_scores(self, scores)
     }
-    fn fetched_texts(&self, after: i64, limit: usize) -> Result<Vec<PageText>> {
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         Store::fetched_texts(self, after, limit)
     }
-    fn save_verdicts(&mut self, verdicts: &[(i64, Verdict)]) -> Result<()> {
+    fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()> {
         Store::save_verdicts(self, verdicts)
     }
     fn apprentice_evidence(&self) -> Result<Vec<ApprenticeEvidence>> {
@@ -181,5 +218,79 @@ impl CrawlDb for Store {
     }
     fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
         Store::save_host_slots(self, slots)
+    }
+}
+
+/// A boxed door is a door: the crawl runs on whatever back-end [`super::open`] chose.
+impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
+    fn save_taxonomy(&mut self, model: &forager_classifier::Model) -> Result<()> {
+        (**self).save_taxonomy(model)
+    }
+    fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
+        (**self).add_seeds(seeds)
+    }
+    fn boost_out_links(&mut self, url: &str, score: f64) -> Result<usize> {
+        (**self).boost_out_links(url, score)
+    }
+    fn retry_failed(&mut self) -> Result<usize> {
+        (**self).retry_failed()
+    }
+    fn set_mode(&mut self, mode: &str) -> Result<()> {
+        (**self).set_mode(mode)
+    }
+    fn seed_urls(&self) -> Result<Vec<String>> {
+        (**self).seed_urls()
+    }
+    fn fetched_urls(&self) -> Result<Vec<String>> {
+        (**self).fetched_urls()
+    }
+    fn fetched(&self) -> Result<i64> {
+        (**self).fetched()
+    }
+    fn given_up(&self) -> Result<i64> {
+        (**self).given_up()
+    }
+    fn frontier_len(&self) -> Result<i64> {
+        (**self).frontier_len()
+    }
+    fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
+        (**self).checkout(n)
+    }
+    fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
+        (**self).checkout_revisits(n, min_age)
+    }
+    fn release(&mut self, oids: &[PageId]) -> Result<()> {
+        (**self).release(oids)
+    }
+    fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
+        (**self).record(batch)
+    }
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
+        (**self).frontier_in_links(after, limit)
+    }
+    fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
+        (**self).set_frontier_scores(scores)
+    }
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
+        (**self).fetched_texts(after, limit)
+    }
+    fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()> {
+        (**self).save_verdicts(verdicts)
+    }
+    fn apprentice_evidence(&self) -> Result<Vec<ApprenticeEvidence>> {
+        (**self).apprentice_evidence()
+    }
+    fn graph(&self) -> Result<(Vec<Edge>, HashMap<i64, f64>)> {
+        (**self).graph()
+    }
+    fn save_distillation(&mut self, scores: &Scores) -> Result<()> {
+        (**self).save_distillation(scores)
+    }
+    fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize> {
+        (**self).boost_hub_neighbours(top, score)
     }
 }

@@ -3,7 +3,7 @@
 //! priority asc, rnd), never sorted at selection time.
 
 use super::features_to_blob;
-use super::{fnv64, now, ApprenticeEvidence, DocStatus, NewUrl, Result, Store, Work};
+use super::{fnv64, now, ApprenticeEvidence, DocStatus, NewUrl, PageId, Result, Store, Work};
 use rusqlite::params;
 use std::collections::HashMap;
 
@@ -204,7 +204,7 @@ impl Store {
 
     /// Returns checked-out rows that were not recorded (a stop, a deferral) to the frontier,
     /// their tries unspent.
-    pub fn release(&mut self, oids: &[i64]) -> Result<()> {
+    pub fn release(&mut self, oids: &[PageId]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
             let mut up =

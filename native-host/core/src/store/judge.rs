@@ -3,7 +3,7 @@
 //! the crawl gives back; re-scoring the frontier from them is the policy's
 //! (`crawl::policy::rules::rescored`).
 
-use super::{decompress_text, DocStatus, PageText, Result, Store};
+use super::{decompress_text, DocStatus, PageId, PageText, Result, Store};
 use rusqlite::params;
 
 /// A fetched page's new verdict: (R(d), ln R(d), best leaf id).
@@ -12,11 +12,12 @@ pub type Verdict = (f64, f64, i64);
 impl Store {
     /// A page of fetched pages with stored text, in row order after `after`: (row id, URL,
     /// main text). What re-judging and background learning read, a page at a time.
-    pub fn fetched_texts(&self, after: i64, limit: usize) -> Result<Vec<PageText>> {
+    pub fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         let mut st = self.conn.prepare_cached(
             "SELECT oid, url, text FROM doc WHERE oid > ?1 AND status = ?2 AND text IS NOT NULL
              ORDER BY oid LIMIT ?3",
         )?;
+        let after = after.map_or(i64::MIN, PageId::raw);
         let mut rows = st.query(params![after, DocStatus::Fetched, limit as i64])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
@@ -31,7 +32,7 @@ impl Store {
     }
 
     /// Stores new verdicts of fetched pages (after a re-judge), in one transaction.
-    pub fn save_verdicts(&mut self, verdicts: &[(i64, Verdict)]) -> Result<()> {
+    pub fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
             let mut up = tx.prepare_cached(

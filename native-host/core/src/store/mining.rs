@@ -1,14 +1,19 @@
 //! The crawl database's side for the mining programs: the graph the distiller reads and the
 //! scores it writes back, the apprentice's training instances and its frontier re-scoring.
 
-use super::{features_from_blob, now, DocStatus, InLink, Result, Store};
+use super::{features_from_blob, now, DocStatus, InLink, PageId, Result, Store};
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
 
 impl Store {
     /// A page of links into frontier URLs, in (target, source) order after `after`: what
     /// re-scoring the frontier reads (the policy decides the scores).
-    pub fn frontier_in_links(&self, after: (i64, i64), limit: usize) -> Result<Vec<InLink>> {
+    pub fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
+        let after = after.map_or((i64::MIN, i64::MIN), |(d, s)| (d.raw(), s.raw()));
         // CROSS JOIN keeps `link` (by its target index) the outer loop: pages never sort.
         let mut st = self.conn.prepare_cached(
             "SELECT l.oid_dst, d.relevance, l.oid_src, s.status, s.relevance, l.weight, l.features
@@ -36,7 +41,7 @@ impl Store {
     }
 
     /// Sets the frontier scores of unvisited URLs, in one transaction; returns rows updated.
-    pub fn set_frontier_scores(&mut self, scores: &[(i64, f64)]) -> Result<usize> {
+    pub fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
         let tx = self.conn.transaction()?;
         let mut n = 0;
         {

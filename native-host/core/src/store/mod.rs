@@ -10,6 +10,7 @@ pub(crate) mod contract;
 mod crawl_db;
 mod frontier;
 mod judge;
+mod locator;
 mod mining;
 mod news;
 mod read;
@@ -18,8 +19,9 @@ mod search;
 
 use frontier::Caches;
 
-pub use crawl_db::{CrawlDb, InLink, PageText, PAGE};
+pub use crawl_db::{CrawlDb, InLink, PageId, PageText, PAGE};
 pub use judge::{fetched_text_of, TextSample, Verdict};
+pub use locator::{open, Locator};
 pub use mining::{each_fetched_text, graph_of};
 pub use news::{NewsItem, NewsKind, NEWS_MIN_RELEVANCE};
 pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
@@ -30,12 +32,17 @@ pub use search::{
 use std::path::Path;
 use thiserror::Error;
 
-/// Errors of the crawl database.
+/// Errors of the crawl database, whatever its back-end: a back-end's own error is carried
+/// inside [`StoreError::Backend`], never named by the door.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum StoreError {
-    /// SQLite failed.
+    /// The back-end (SQLite, a database server) failed.
     #[error("crawl database: {0}")]
-    Sql(#[from] rusqlite::Error),
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The locator names a back-end this build cannot open.
+    #[error("crawl database {0}: {1}")]
+    Unsupported(String, &'static str),
     /// The file is not a Forager crawl database of a version this build reads.
     #[error("crawl database: {0}")]
     Schema(String),
@@ -55,6 +62,12 @@ pub enum StoreError {
 
 /// Result type of this module.
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Backend(Box::new(e))
+    }
+}
 
 /// `doc.status`: where a URL is in its life. Stored as the paper's small integers (0 to 4),
 /// so `forager sql` queries such as `status = 2` keep working.
@@ -155,8 +168,8 @@ pub struct NewUrl {
     pub score: f64,
     /// Link distance from the seeds.
     pub depth: i64,
-    /// Link that led here: (source oid, anchor text).
-    pub via: Option<(i64, String)>,
+    /// Link that led here: (source page, anchor text).
+    pub via: Option<(PageId, String)>,
     /// The apprentice's hashed features of the link (stored for training when both ends are
     /// fetched).
     pub features: Option<Vec<u32>>,
@@ -235,8 +248,8 @@ pub struct FetchedPage {
 /// A checked-out frontier entry.
 #[derive(Clone, Debug)]
 pub struct Work {
-    /// Row id.
-    pub oid: i64,
+    /// Its id.
+    pub oid: PageId,
     /// URL.
     pub url: String,
     /// Depth from the seeds.
@@ -252,8 +265,8 @@ pub struct Work {
 /// The outcome of one fetch, as recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
-    /// Row id.
-    pub oid: i64,
+    /// The checked-out page's id.
+    pub oid: PageId,
     /// New status, as the policy settled it (`Unvisited`: back to the frontier for a retry).
     pub status: DocStatus,
     /// HTTP status, if a response came.
@@ -650,7 +663,7 @@ mod tests {
             .unwrap();
         let rec = st
             .record(&[Outcome {
-                oid: next,
+                oid: PageId::from_raw(next),
                 status: DocStatus::Fetched,
                 relevance: 0.9,
                 ..Outcome::default()

@@ -535,7 +535,7 @@ mod tests {
         assert_eq!(db.last_fetch_seq().unwrap(), 2);
         assert_eq!(db.errors().unwrap(), vec![("robots".to_owned(), 1)]);
         assert_eq!(
-            db.url_of(oid("http://d.test/")).unwrap().as_deref(),
+            db.url_of(oid("http://d.test/").raw()).unwrap().as_deref(),
             Some("http://d.test/")
         );
         assert_eq!(db.url_of(-1).unwrap(), None);

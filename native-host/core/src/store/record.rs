@@ -22,12 +22,12 @@ impl Store {
                 let changed = record_revisit(&tx, &mut self.caches, o, &mut rec.instances)?;
                 rec.changed += usize::from(changed);
                 if changed && self.index_text {
-                    search::index_page(&tx, o.oid, o.title.as_deref(), o.text.as_deref())?;
+                    search::index_page(&tx, o.oid.raw(), o.title.as_deref(), o.text.as_deref())?;
                 }
             } else {
                 record_attempt(&tx, &mut self.caches, o, &mut seq, &mut rec)?;
                 if o.status == DocStatus::Fetched && self.index_text {
-                    search::index_page(&tx, o.oid, o.title.as_deref(), o.text.as_deref())?;
+                    search::index_page(&tx, o.oid.raw(), o.title.as_deref(), o.text.as_deref())?;
                 }
             }
         }
@@ -61,7 +61,7 @@ fn record_revisit(
     caches.remember(
         &url,
         Known {
-            oid: o.oid,
+            oid: o.oid.raw(),
             fetched: true,
             relevance: o.relevance,
         },
@@ -86,7 +86,7 @@ fn record_revisit(
         i64::from(is_changed)
     ])?;
     for l in &o.links {
-        enqueue(tx, caches, l, Some((o.oid, sid)), instances)?;
+        enqueue(tx, caches, l, Some((o.oid.raw(), sid)), instances)?;
     }
     Ok(is_changed)
 }
@@ -153,7 +153,7 @@ fn record_attempt(
         caches.remember(
             &url,
             Known {
-                oid: o.oid,
+                oid: o.oid.raw(),
                 fetched: true,
                 relevance: o.relevance,
             },
@@ -165,7 +165,7 @@ fn record_attempt(
         }
     }
     for l in &o.links {
-        enqueue(tx, caches, l, Some((o.oid, sid)), &mut rec.instances)?;
+        enqueue(tx, caches, l, Some((o.oid.raw(), sid)), &mut rec.instances)?;
     }
     Ok(())
 }
