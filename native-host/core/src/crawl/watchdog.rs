@@ -103,17 +103,7 @@ impl<S: CrawlDb> Watchdog<S> {
         let log = fetch_log(&config, &store)?;
         store.set_mode(&format!("{:?}", config.mode))?;
         let mut store = Some(store);
-        // It starts from the offline-trained one, or on resume from the instances recorded.
-        let learner = match (config.apprentice.as_ref(), initial) {
-            (Some(_), Some(initial)) => initial,
-            (Some(_), None) => {
-                blocking(&mut store, |s| {
-                    s.apprentice_evidence().map(policy::trained_apprentice)
-                })
-                .await?
-            }
-            (None, _) => Apprentice::default(),
-        };
+        let learner = first_learner(&mut store, config.apprentice.is_some(), initial).await?;
         let guiding = (config.apprentice.as_ref())
             .and_then(|a| a.initial.as_ref())
             .is_some_and(Apprentice::is_trained);
@@ -634,4 +624,23 @@ fn fetch_log(
     }
     w.flush().map_err(io)?;
     Ok(Some(w))
+}
+
+/// The apprentice a crawl learns on: the offline-trained one, or on resume the one trained on
+/// the instances recorded (none without an apprentice).
+async fn first_learner<S: CrawlDb>(
+    store: &mut Option<S>,
+    apprentice: bool,
+    initial: Option<Apprentice>,
+) -> Result<Apprentice, CrawlError> {
+    Ok(match (apprentice, initial) {
+        (true, Some(initial)) => initial,
+        (true, None) => {
+            blocking(store, |s| {
+                s.apprentice_evidence().map(policy::trained_apprentice)
+            })
+            .await?
+        }
+        (false, _) => Apprentice::default(),
+    })
 }
