@@ -92,12 +92,21 @@ pub(super) fn by_apprentice(
 /// through the store's rows (a URL's links may straddle two pages).
 fn for_each_target(
     s: &impl CrawlDb,
+    f: impl FnMut(PageId, f64, &[InLink]),
+) -> Result<(), StoreError> {
+    for_each_target_paged(s, PAGE, f)
+}
+
+/// [`for_each_target`] reading `page` rows at a time.
+fn for_each_target_paged(
+    s: &impl CrawlDb,
+    page: usize,
     mut f: impl FnMut(PageId, f64, &[InLink]),
 ) -> Result<(), StoreError> {
     let mut group: Vec<InLink> = Vec::new();
     let mut after = None;
     loop {
-        let page = s.frontier_in_links(after, PAGE)?;
+        let page = s.frontier_in_links(after, page)?;
         let Some(last) = page.last() else { break };
         after = Some((last.dst, last.src));
         for l in page {
@@ -133,4 +142,80 @@ pub(super) fn sample_texts(
         }
     }
     Ok(sample.into_pages())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{DocStatus, NewUrl, Outcome, Store};
+
+    /// A store where fetched pages a (R 0.8) and b (R 0.3) both link to y, and a also to x.
+    fn two_parents(name: &str) -> (Store, std::path::PathBuf) {
+        let p =
+            std::env::temp_dir().join(format!("forager-rescore-{}-{name}.db", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        let mut st = Store::open(&p).unwrap();
+        let seed = |u: &str| NewUrl::seed(&url::Url::parse(u).unwrap());
+        st.add_seeds(&[seed("http://a.test/"), seed("http://b.test/")])
+            .unwrap();
+        let work = st.checkout(2).unwrap();
+        let link = |via: PageId, u: &str, r: f64| NewUrl {
+            via: Some((via, "l".into())),
+            score: r,
+            depth: 1,
+            ..seed(u)
+        };
+        let page = |w: &crate::store::Work, r: f64, to: &[&str]| Outcome {
+            oid: w.oid,
+            status: DocStatus::Fetched,
+            relevance: r,
+            links: to.iter().map(|u| link(w.oid, u, r)).collect(),
+            ..Outcome::default()
+        };
+        let (a, b) = if work[0].url.contains("a.test") {
+            (&work[0], &work[1])
+        } else {
+            (&work[1], &work[0])
+        };
+        st.record(&[
+            page(a, 0.8, &["http://x.test/", "http://y.test/"]),
+            page(b, 0.3, &["http://y.test/"]),
+        ])
+        .unwrap();
+        (st, p)
+    }
+
+    #[test]
+    fn a_url_whose_links_straddle_pages_is_seen_once_with_all_of_them() {
+        let (st, p) = two_parents("straddle");
+        let mut by_one = Vec::new();
+        for_each_target_paged(&st, 1, |dst, _, links| by_one.push((dst, links.len()))).unwrap();
+        let mut by_page = Vec::new();
+        for_each_target(&st, |dst, _, links| by_page.push((dst, links.len()))).unwrap();
+        assert_eq!(by_one, by_page);
+        let mut counts: Vec<usize> = by_one.iter().map(|(_, n)| *n).collect();
+        counts.sort();
+        assert_eq!(counts, vec![1, 2], "x has one parent, y two: {by_one:?}");
+        drop(st);
+        let _ = std::fs::remove_file(&p);
+    }
+
+    #[test]
+    fn hard_focus_rescoring_drops_urls_of_parents_it_would_not_expand() {
+        let (mut st, p) = two_parents("hard");
+        let mut expands = HashMap::new();
+        for_each_target(&st, |_, _, links| {
+            for l in links {
+                // a (R 0.8) is judged off the good topics now; b (R 0.3) stays on them.
+                expands.insert(l.src, l.src_relevance < Some(0.5));
+            }
+        })
+        .unwrap();
+        assert_eq!(by_parents(&mut st, Mode::Hard, &expands).unwrap(), 2);
+        let mut scores: Vec<f64> = st.checkout(2).unwrap().iter().map(|w| w.score).collect();
+        scores.sort_by(f64::total_cmp);
+        assert_eq!(scores, vec![0.0, 0.3], "x only had a; y keeps b's score");
+        drop(st);
+        let _ = std::fs::remove_file(&p);
+    }
 }
