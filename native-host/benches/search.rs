@@ -223,16 +223,8 @@ fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
         let mut m = model.clone();
         m.set_good_paths(&task.good).unwrap();
         let judge = forager::crawl::Judge::of(&mut m);
-        let mut scratch = forager_classifier::Scratch::new();
         let mut st = Store::open(&db).unwrap();
-        st.rejudge(
-            |u, x| {
-                let v = judge.judge(u, x, &mut scratch);
-                (v.relevance, v.log_relevance, i64::from(v.best_leaf_id))
-            },
-            false,
-        )
-        .unwrap();
+        forager::crawl::rejudge(&mut st, &judge, forager::crawl::Mode::Soft, false).unwrap();
         drop(st);
         let ro = ReadOnly::open(&db).unwrap();
         for (_, q) in queries.iter().filter(|(i, _)| *i == t) {

@@ -6,7 +6,9 @@ use forager_classifier::apprentice::Apprentice;
 fn main() {
     let db = std::env::args().nth(1).expect("usage: apprentice_eval DB");
     let store = forager::store::Store::open(std::path::Path::new(&db)).expect("open");
-    let all = store.all_instances().expect("instances");
+    let all: Vec<_> = (store.apprentice_evidence().expect("instances").into_iter())
+        .map(|(f, r)| forager::crawl::policy::instance(f, r))
+        .collect();
     let mut a = Apprentice::new();
     let (train, test): (Vec<_>, Vec<_>) = all.iter().enumerate().partition(|(i, _)| i % 2 == 0);
     for (_, (f, h)) in &train {

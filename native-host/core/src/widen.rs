@@ -13,10 +13,10 @@ use forager_classifier::{Taxonomy, TopicId, ROOT};
 use serde::Serialize;
 
 /// The relevance from which a page counts as relevant, whose links the census follows: the
-/// crawl's own threshold of a "high" page ([`crate::store::HIGH_RELEVANCE`]). At 0.5 the census
+/// crawl's own threshold of a "high" page ([`crate::crawl::policy::HIGH_RELEVANCE`]). At 0.5 the census
 /// of a whole FOLDOC crawl (12,642 pages, networking good) followed the links of 295 pages
 /// only (769 at 0.1), too few for a crawl of a few hundred pages to reach [`MIN_PAGES`].
-pub const RELEVANT: f64 = crate::store::HIGH_RELEVANCE;
+pub const RELEVANT: f64 = crate::crawl::policy::HIGH_RELEVANCE;
 /// The least share of the pages linked from relevant pages outside the good topics that a topic
 /// must hold to be suggested: a third.
 pub const MIN_SHARE: f64 = 1.0 / 3.0;

@@ -315,7 +315,8 @@ async fn crawl_fresh(
     for ext in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
     }
-    let mut store = Store::open(db)?;
+    // Through the back-end neutral door, as every crawl will be (a path opens SQLite).
+    let mut store = forager_core::store::open(&db.to_path_buf().into())?;
     let start = crawl::Start {
         seeds: (seeds.iter())
             .filter_map(|u| forager_core::canon::parse(u).ok())

@@ -181,8 +181,7 @@ fn train(
             if let Some(r) = relevance.get(l.url.as_str()) {
                 let link = (s.start, s.end, s.anchor.as_str());
                 let f = link_features(classifier, &tokens, &verdict, link, DEFAULT_D_MAX, scratch);
-                let (f, high) = forager_core::store::instance(f, *r);
-                apprentice.add(&f, high);
+                apprentice.add(&f, forager_core::crawl::policy::high(*r));
             }
         }
     }

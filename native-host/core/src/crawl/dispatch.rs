@@ -6,7 +6,7 @@
 use super::blame::{Blame, BlameParams, Fault};
 use super::words::{Troubles, Waiting};
 use super::worker::{fetch_one, Done, Shared};
-use crate::store::{DocStatus, Outcome, Work};
+use crate::store::{DocStatus, Outcome, PageId, Work};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ pub(super) struct Dispatcher {
     rx: mpsc::Receiver<Done>,
     sem: Arc<Semaphore>,
     /// Work handed to a task and not yet come back, by row id.
-    out: HashMap<i64, Work>,
+    out: HashMap<PageId, Work>,
     /// Work waiting for its host's or the crawler's backoff: (host, work).
     parked: Vec<(String, Work)>,
     blame: Blame,
@@ -247,10 +247,10 @@ impl Dispatcher {
 
     /// Cancels every fetch (politeness waits included) and returns the row ids of all work
     /// not recorded: in flight, finished but unread, and parked.
-    pub(super) async fn abort(&mut self) -> Vec<i64> {
+    pub(super) async fn abort(&mut self) -> Vec<PageId> {
         self.tasks.abort_all();
         while self.tasks.join_next().await.is_some() {}
-        let mut oids: Vec<i64> = self.out.drain().map(|(oid, _)| oid).collect();
+        let mut oids: Vec<PageId> = self.out.drain().map(|(oid, _)| oid).collect();
         oids.extend(self.parked.drain(..).map(|(_, w)| w.oid));
         oids
     }
@@ -265,7 +265,7 @@ impl Dispatcher {
 const GIVEN_UP: &str = "given-up";
 
 /// The outcome of work given up on without a fetch: final, not retried.
-fn given_up(oid: i64) -> Outcome {
+fn given_up(oid: PageId) -> Outcome {
     Outcome {
         oid,
         status: DocStatus::Failed,

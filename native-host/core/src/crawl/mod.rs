@@ -14,6 +14,7 @@ mod dispatch;
 mod open_world;
 pub mod policy;
 mod prepare;
+mod rescore;
 mod watchdog;
 pub mod words;
 mod worker;
@@ -28,6 +29,7 @@ pub use config::{
     DEFAULT_APPRENTICE_WARMUP, DEFAULT_OPEN_WORLD_FIRST, DEFAULT_TEMPLATE_WEIGHT,
 };
 pub use prepare::{prepare, Prepared, Start};
+pub use rescore::rejudge;
 
 /// A snapshot of a running or finished crawl.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -199,7 +201,7 @@ async fn apply_distillation<S: CrawlDb>(
     blocking(store, move |s| {
         s.save_distillation(&scores)?;
         if let Some(top) = feedback {
-            s.boost_hub_neighbours(top)?;
+            s.boost_hub_neighbours(top, policy::BOOST)?;
         }
         Ok::<_, StoreError>(())
     })

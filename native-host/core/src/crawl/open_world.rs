@@ -2,15 +2,17 @@
 //! topics") is learned afresh from the crawl's own pages with the spy technique, fetched pages
 //! are re-judged with the new classifier and the frontier re-scored from them.
 
+use super::rescore::{rejudge, sample_texts};
 use super::{blocking, CrawlError, Judge, Mode, OpenWorldConfig};
-use crate::store::{CrawlDb, StoreError, TextSample};
-use forager_classifier::{BackgroundReport, Scratch};
+use crate::store::CrawlDb;
+use forager_classifier::BackgroundReport;
 use std::collections::HashSet;
 use std::sync::Arc;
 
 /// When and from what the crawl learns its background.
 pub(super) struct Learner {
     config: Option<OpenWorldConfig>,
+    mode: Mode,
     next: u64,
 }
 
@@ -19,7 +21,7 @@ impl Learner {
     pub(super) fn new(config: Option<OpenWorldConfig>, mode: Mode) -> Self {
         let config = config.filter(|_| matches!(mode, Mode::Soft | Mode::Hard));
         let next = config.as_ref().map_or(u64::MAX, |c| c.first.max(1));
-        Learner { config, next }
+        Learner { config, mode, next }
     }
 
     /// True when the crawl has fetched enough pages for the next round.
@@ -38,6 +40,7 @@ impl Learner {
         let Some(cfg) = self.config.clone() else {
             return Err(CrawlError::Background("open world is off".into()));
         };
+        let mode = self.mode;
         blocking(store, move |s| {
             let fetched = s.fetched()?.max(0) as u64;
             let mut model = cfg.model;
@@ -49,7 +52,7 @@ impl Learner {
                 classifier: model.classifier(),
                 not_relevant: marked,
             };
-            rejudge(s, &judge, frontier)?;
+            rejudge(s, &judge, mode, frontier)?;
             Ok::<_, CrawlError>((judge, report, fetched))
         })
         .await
@@ -58,29 +61,4 @@ impl Learner {
             (c, report)
         })
     }
-}
-
-/// Re-judges the crawl's fetched pages with `judge` and, when `frontier`, re-scores the
-/// frontier from them.
-pub(super) fn rejudge(
-    s: &mut impl CrawlDb,
-    judge: &Judge,
-    frontier: bool,
-) -> Result<(usize, usize), StoreError> {
-    let mut scratch = Scratch::new();
-    s.rejudge(
-        |url, text| {
-            let v = judge.judge(url, text, &mut scratch);
-            (v.relevance, v.log_relevance, i64::from(v.best_leaf_id))
-        },
-        frontier,
-    )
-}
-
-/// Up to `max` fetched pages' (URL, text), the ones with the smallest URL hashes
-/// ([`TextSample`]).
-fn sample_texts(s: &impl CrawlDb, max: usize) -> Result<Vec<(String, String)>, StoreError> {
-    let mut sample = TextSample::new(max);
-    s.for_each_fetched_text(|url, text| sample.offer(url, text))?;
-    Ok(sample.into_pages())
 }

@@ -11,21 +11,33 @@
 //!   blended with that score by the apprentice's measured trust (the critic);
 //! - breadth first: −(depth + 1); unfocused: 0; naive best-first: the parent's cosine to the
 //!   good topics' examples; SharkSearch: anchor, context and a decaying inherited score.
+//!
+//! The rest of the focus policy lives here too, so no store back-end re-implements it in SQL
+//! ([`rules`]): how parents' scores combine, the head-of-frontier boost, the retry cap, the
+//! critic's threshold, and the re-scoring of the frontier after a re-judge or a retrain. A store
+//! persists the numbers it is given, applying at most the combine rule named here ("keep the
+//! maximum") in its upserts.
 
 use super::{CrawlConfig, Mode};
 use crate::canon;
 use crate::parse::OutLink;
-use crate::store::NewUrl;
+use crate::store::{NewUrl, PageId};
 use forager_classifier::apprentice::{Apprentice, LeafTokens};
 use forager_classifier::links::link_features;
 use forager_classifier::{Classification, Classifier, Scratch};
 use std::collections::HashSet;
 
+pub mod rules;
+pub use rules::{
+    combine, high, instance, retry_or_give_up, trained_apprentice, Instance, BOOST, HIGH_RELEVANCE,
+    MAX_TRIES,
+};
+
 /// The page whose links are scored: where it sits in the crawl and what it says.
 #[derive(Clone, Copy, Debug)]
 pub struct Parent<'a> {
-    /// Its row id (the links' `via`).
-    pub oid: i64,
+    /// Its id (the links' `via`).
+    pub oid: PageId,
     /// Its depth from the seeds.
     pub depth: i64,
     /// Its own frontier score when checked out (SharkSearch's inherited potential).

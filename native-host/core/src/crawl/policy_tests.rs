@@ -46,7 +46,7 @@ fn link(url: &str, anchor: &str, boilerplate: bool) -> OutLink {
 
 fn parent<'a>(leaves: &'a [String], depth: i64, score: f64) -> Parent<'a> {
     Parent {
-        oid: 7,
+        oid: crate::store::PageId::from_raw(7),
         depth,
         score,
         text: "telescope comet",
@@ -98,7 +98,10 @@ fn soft_focus_passes_relevance_on_and_discounts_boilerplate() {
     );
     assert_eq!(s.links[1].weight, 0.25);
     assert_eq!(s.links[0].depth, 3);
-    assert_eq!(s.links[0].via, Some((7, "x".to_owned())));
+    assert_eq!(
+        s.links[0].via,
+        Some((crate::store::PageId::from_raw(7), "x".to_owned()))
+    );
     assert!(s.links[0].features.is_none());
 }
 

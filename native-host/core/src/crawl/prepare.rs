@@ -41,7 +41,7 @@ pub fn prepare(
     let mut seeds: Vec<NewUrl> = start.seeds.iter().map(NewUrl::seed).collect();
     let mut queued = 0;
     for u in &start.more_from {
-        let n = store.boost_out_links(u.as_str())?;
+        let n = store.boost_out_links(u.as_str(), super::policy::BOOST)?;
         if n == 0 {
             // A page the user read, not a seed they typed: never trusted as one.
             seeds.push(NewUrl::queued(u));

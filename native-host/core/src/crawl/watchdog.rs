@@ -7,8 +7,8 @@ use super::dispatch::Dispatcher;
 use super::words::IdleClock;
 use super::worker::Shared;
 use super::{
-    apply_distillation, blocking, open_world, CrawlConfig, CrawlError, CrawlEvent, Judge, Mode,
-    Progress, StopReason, MAX_PARKED, STOP_GRACE,
+    apply_distillation, blocking, open_world, policy, rescore, CrawlConfig, CrawlError, CrawlEvent,
+    Judge, Mode, Progress, StopReason, MAX_PARKED, STOP_GRACE,
 };
 use crate::distiller::Scores;
 use crate::fetch::Fetcher;
@@ -54,7 +54,7 @@ pub(super) struct Watchdog<S: CrawlDb> {
     pending: Vec<Outcome>,
     /// Deterministic crawls: the row ids of the wave in flight, in checkout order (the order
     /// its outcomes are recorded in, whenever they arrive).
-    wave: std::collections::HashMap<i64, usize>,
+    wave: std::collections::HashMap<store::PageId, usize>,
     last_flush: Instant,
     last_report: Instant,
     reason: Option<StopReason>,
@@ -103,12 +103,7 @@ impl<S: CrawlDb> Watchdog<S> {
         let log = fetch_log(&config, &store)?;
         store.set_mode(&format!("{:?}", config.mode))?;
         let mut store = Some(store);
-        // It starts from the offline-trained one, or on resume from the instances recorded.
-        let learner = match (config.apprentice.as_ref(), initial) {
-            (Some(_), Some(initial)) => initial,
-            (Some(_), None) => blocking(&mut store, |s| s.trained_apprentice()).await?,
-            (None, _) => Apprentice::default(),
-        };
+        let learner = first_learner(&mut store, config.apprentice.is_some(), initial).await?;
         let guiding = (config.apprentice.as_ref())
             .and_then(|a| a.initial.as_ref())
             .is_some_and(Apprentice::is_trained);
@@ -371,7 +366,7 @@ impl<S: CrawlDb> Watchdog<S> {
     /// `retrain_every` pages, it is published and the frontier re-scored with it.
     async fn retrain(
         &mut self,
-        instances: &[store::Instance],
+        instances: &[store::ApprenticeEvidence],
         fetched: u64,
     ) -> Result<(), CrawlError> {
         let Some(cfg) = &self.config.apprentice else {
@@ -385,11 +380,11 @@ impl<S: CrawlDb> Watchdog<S> {
                 instances
                     .iter()
                     .take(room)
-                    .map(|(f, high)| (self.learner.p_high(f), *high)),
+                    .map(|(f, r)| (self.learner.p_high(f), policy::high(*r))),
             );
         }
-        for (f, high) in instances {
-            self.learner.add(f, *high);
+        for (f, r) in instances {
+            self.learner.add(f, policy::high(*r));
         }
         self.since_retrain += fetched;
         let warm = self.guiding || self.progress.fetched >= cfg.warmup;
@@ -410,7 +405,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 .unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
             if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
                 blocking(&mut self.store, move |s| {
-                    s.rescore_frontier(|f, base| snapshot.blend(f, base))
+                    rescore::by_apprentice(s, |f, base| snapshot.blend(f, base))
                 })
                 .await?;
             }
@@ -427,9 +422,9 @@ impl<S: CrawlDb> Watchdog<S> {
             .map(|rx| rx.borrow_and_update().clone());
         if let Some(j) = updated {
             *self.sh.judge.write().unwrap_or_else(|p| p.into_inner()) = j.clone();
-            let frontier = !self.guiding;
+            let (mode, frontier) = (self.config.mode, !self.guiding);
             blocking(&mut self.store, move |s| {
-                open_world::rejudge(s, &j, frontier)
+                rescore::rejudge(s, &j, mode, frontier)
             })
             .await?;
             self.progress.rejudged += 1;
@@ -629,4 +624,23 @@ fn fetch_log(
     }
     w.flush().map_err(io)?;
     Ok(Some(w))
+}
+
+/// The apprentice a crawl learns on: the offline-trained one, or on resume the one trained on
+/// the instances recorded (none without an apprentice).
+async fn first_learner<S: CrawlDb>(
+    store: &mut Option<S>,
+    apprentice: bool,
+    initial: Option<Apprentice>,
+) -> Result<Apprentice, CrawlError> {
+    Ok(match (apprentice, initial) {
+        (true, Some(initial)) => initial,
+        (true, None) => {
+            blocking(store, |s| {
+                s.apprentice_evidence().map(policy::trained_apprentice)
+            })
+            .await?
+        }
+        (false, _) => Apprentice::default(),
+    })
 }

@@ -55,7 +55,7 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
 }
 
-fn failure(oid: i64, st: store::DocStatus, kind: &str) -> Outcome {
+fn failure(oid: store::PageId, st: store::DocStatus, kind: &str) -> Outcome {
     Outcome {
         oid,
         status: st,
@@ -86,13 +86,14 @@ fn cause_of(e: &FetchError, proxy: Option<&str>) -> Cause {
 
 /// Fetches, parses and classifies one checked-out URL.
 pub(super) async fn fetch_one(sh: Arc<Shared>, w: Work) -> Done {
-    let revisit = w.revisit;
+    let (revisit, tries) = (w.revisit, w.tries);
     let host = url::Url::parse(&w.url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
         .unwrap_or_default();
     let (mut outcome, answered, cause) = fetch_work(sh, w, &host).await;
     outcome.revisit = revisit;
+    policy::retry_or_give_up(&mut outcome, tries);
     Done {
         outcome,
         host,
@@ -204,7 +205,12 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> Attempt {
 
 /// Whether robots.txt and the per-host page cap let `url` be fetched; `Ok` with the host's
 /// crawl delay, or the attempt's end.
-async fn admit(sh: &Shared, oid: i64, url: &url::Url, host: &str) -> Result<Duration, Attempt> {
+async fn admit(
+    sh: &Shared,
+    oid: store::PageId,
+    url: &url::Url,
+    host: &str,
+) -> Result<Duration, Attempt> {
     let extra = match sh.robots.check(&sh.fetcher, url).await {
         Verdict::Disallowed => {
             return Err((
@@ -248,7 +254,12 @@ async fn admit(sh: &Shared, oid: i64, url: &url::Url, host: &str) -> Result<Dura
 
 /// A non-200 answer: retried later for 429 and 5xx; a Retry-After (capped) keeps the host
 /// from getting another request before then.
-fn http_failure(sh: &Shared, oid: i64, resp: &crate::fetch::Fetched, host: &str) -> Outcome {
+fn http_failure(
+    sh: &Shared,
+    oid: store::PageId,
+    resp: &crate::fetch::Fetched,
+    host: &str,
+) -> Outcome {
     let mut o = failure(
         oid,
         store::DocStatus::Failed,

@@ -2,11 +2,75 @@
 //! the mining programs and a crawl's preparation ask of the store. `Store` (one SQLite file)
 //! implements it; a server-backed store for crawls spread over machines is the next one.
 //! Reports and the browser read through [`super::Reader`].
+//!
+//! The door holds no focus policy: scores, boosts, the retry cap and the critic's threshold
+//! are decided by `crawl::policy` and handed in as numbers. Bulk reads come a page of rows at a
+//! time ([`PAGE`] rows, keyed on the last row read), so the trait takes no closures and can be
+//! used as `dyn CrawlDb`.
 
-use super::{judge::Verdict, Instance, NewUrl, Outcome, Recorded, Result, Store, Work};
+use super::{judge::Verdict, ApprenticeEvidence, NewUrl, Outcome, Recorded, Result, Store, Work};
 use crate::distiller::{Edge, Scores};
-use forager_classifier::apprentice::Apprentice;
 use std::collections::HashMap;
+
+/// Rows per page of the door's bulk reads.
+pub const PAGE: usize = 2048;
+
+/// A page's id in a crawl database: opaque to the crawl, which compares, hashes and hands it
+/// back but never computes with it. Back-ends give it out (SQLite's rowid, a server's key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PageId(i64);
+
+impl PageId {
+    /// The id a back-end stores as `raw`.
+    pub fn from_raw(raw: i64) -> Self {
+        PageId(raw)
+    }
+
+    /// The stored value (for back-ends and reports that join on it).
+    pub fn raw(self) -> i64 {
+        self.0
+    }
+}
+
+impl rusqlite::ToSql for PageId {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.0.into())
+    }
+}
+
+impl rusqlite::types::FromSql for PageId {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        v.as_i64().map(PageId)
+    }
+}
+
+/// A fetched page's stored main text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageText {
+    /// Its id (page on after it).
+    pub oid: PageId,
+    /// URL.
+    pub url: String,
+    /// Main text; `None` when the stored text cannot be read.
+    pub text: Option<String>,
+}
+
+/// A link into a frontier URL: what re-scoring the frontier reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InLink {
+    /// The frontier URL's id.
+    pub dst: PageId,
+    /// Its frontier score now.
+    pub dst_score: f64,
+    /// The linking page's id.
+    pub src: PageId,
+    /// The linking page's R(d) when it is fetched.
+    pub src_relevance: Option<f64>,
+    /// The link's weight (the share of R(src) it passes on).
+    pub weight: f64,
+    /// The apprentice's features of the link, when recorded.
+    pub features: Option<Vec<u32>>,
+}
 
 /// The crawl database as the crawl uses it (focused-crawling-1999 §4.1): the frontier, the
 /// record of each fetch, and the tables the mining programs read and write.
@@ -16,9 +80,9 @@ pub trait CrawlDb: Send + 'static {
     fn save_taxonomy(&mut self, model: &forager_classifier::Model) -> Result<()>;
     /// Adds seed URLs to the frontier (ahead of discovered links).
     fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()>;
-    /// Puts the unvisited out-links of a fetched page at the head of the frontier ("crawl
-    /// more from here"); returns how many were queued.
-    fn boost_out_links(&mut self, url: &str) -> Result<usize>;
+    /// Raises the unvisited out-links of a fetched page to at least `score` ("crawl more
+    /// from here"); returns how many.
+    fn boost_out_links(&mut self, url: &str, score: f64) -> Result<usize>;
     /// Returns failed and excluded URLs to the frontier; returns how many.
     fn retry_failed(&mut self) -> Result<usize>;
     /// Records the focus mode the crawl runs in (the monitor reads it).
@@ -42,32 +106,32 @@ pub trait CrawlDb: Send + 'static {
     /// Checks out up to `n` fetched pages older than `min_age` seconds for a revisit.
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>>;
     /// Returns checked-out URLs to the frontier unfetched.
-    fn release(&mut self, oids: &[i64]) -> Result<()>;
-    /// Records a batch of fetch outcomes in one transaction.
+    fn release(&mut self, oids: &[PageId]) -> Result<()>;
+    /// Records a batch of fetch outcomes (statuses as the policy settled them) in one
+    /// transaction.
     fn record(&mut self, batch: &[Outcome]) -> Result<Recorded>;
 
     // The mining programs.
-    /// Re-scores the frontier by `score` over the stored features of links into each URL
-    /// (with the link's soft-focus score: R(parent) × its weight).
-    fn rescore_frontier(&mut self, score: impl Fn(&[u32], f64) -> f64) -> Result<usize>;
-    /// Re-judges fetched pages by `judge` and, when `frontier`, re-scores the frontier.
-    fn rejudge(
-        &mut self,
-        judge: impl FnMut(&str, &str) -> Verdict,
-        frontier: bool,
-    ) -> Result<(usize, usize)>;
-    /// Calls `f` with the URL and main text of every fetched page.
-    fn for_each_fetched_text(&self, f: impl FnMut(&str, &str)) -> Result<()>;
-    /// The apprentice trained on every instance recorded so far (resuming a crawl).
-    fn trained_apprentice(&self) -> Result<Apprentice>;
-    /// Every apprentice instance recorded so far.
-    fn all_instances(&self) -> Result<Vec<Instance>>;
+    /// A page of links into frontier URLs, in (target, source) order after `after` (from the first when `None`).
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>>;
+    /// Sets frontier URLs' scores (as the policy re-scored them); returns rows updated.
+    fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize>;
+    /// A page of fetched pages' texts, in id order after `after` (from the first when `None`).
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>>;
+    /// Stores fetched pages' new verdicts.
+    fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()>;
+    /// Every link with features whose target is fetched: (features, target's R(d)).
+    fn apprentice_evidence(&self) -> Result<Vec<ApprenticeEvidence>>;
     /// The crawl graph and relevance for the distiller.
     fn graph(&self) -> Result<(Vec<Edge>, HashMap<i64, f64>)>;
     /// Stores a distillation's hub and authority scores.
     fn save_distillation(&mut self, scores: &Scores) -> Result<()>;
-    /// Raises the unvisited neighbours of the `top` hubs in the frontier.
-    fn boost_hub_neighbours(&mut self, top: usize) -> Result<usize>;
+    /// Raises the unvisited neighbours of the `top` hubs to at least `score`.
+    fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize>;
     /// Each host's next allowed request (Unix seconds), remembered across stop and start.
     fn host_slots(&self) -> Result<Vec<(String, f64)>> {
         Ok(Vec::new())
@@ -85,8 +149,8 @@ impl CrawlDb for Store {
     fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
         Store::add_seeds(self, seeds)
     }
-    fn boost_out_links(&mut self, url: &str) -> Result<usize> {
-        Store::boost_out_links(self, url)
+    fn boost_out_links(&mut self, url: &str, score: f64) -> Result<usize> {
+        Store::boost_out_links(self, url, score)
     }
     fn retry_failed(&mut self) -> Result<usize> {
         Store::retry_failed(self)
@@ -115,30 +179,30 @@ impl CrawlDb for Store {
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
         Store::checkout_revisits(self, n, min_age)
     }
-    fn release(&mut self, oids: &[i64]) -> Result<()> {
+    fn release(&mut self, oids: &[PageId]) -> Result<()> {
         Store::release(self, oids)
     }
     fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
         Store::record(self, batch)
     }
-    fn rescore_frontier(&mut self, score: impl Fn(&[u32], f64) -> f64) -> Result<usize> {
-        Store::rescore_frontier(self, score)
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
+        Store::frontier_in_links(self, after, limit)
     }
-    fn rejudge(
-        &mut self,
-        judge: impl FnMut(&str, &str) -> Verdict,
-        frontier: bool,
-    ) -> Result<(usize, usize)> {
-        Store::rejudge(self, judge, frontier)
+    fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
+        Store::set_frontier_scores(self, scores)
     }
-    fn for_each_fetched_text(&self, f: impl FnMut(&str, &str)) -> Result<()> {
-        Store::for_each_fetched_text(self, f)
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
+        Store::fetched_texts(self, after, limit)
     }
-    fn trained_apprentice(&self) -> Result<Apprentice> {
-        Store::trained_apprentice(self)
+    fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()> {
+        Store::save_verdicts(self, verdicts)
     }
-    fn all_instances(&self) -> Result<Vec<Instance>> {
-        Store::all_instances(self)
+    fn apprentice_evidence(&self) -> Result<Vec<ApprenticeEvidence>> {
+        Store::apprentice_evidence(self)
     }
     fn graph(&self) -> Result<(Vec<Edge>, HashMap<i64, f64>)> {
         Store::graph(self)
@@ -146,13 +210,87 @@ impl CrawlDb for Store {
     fn save_distillation(&mut self, scores: &Scores) -> Result<()> {
         Store::save_distillation(self, scores)
     }
-    fn boost_hub_neighbours(&mut self, top: usize) -> Result<usize> {
-        Store::boost_hub_neighbours(self, top)
+    fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize> {
+        Store::boost_hub_neighbours(self, top, score)
     }
     fn host_slots(&self) -> Result<Vec<(String, f64)>> {
         Store::host_slots(self)
     }
     fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
         Store::save_host_slots(self, slots)
+    }
+}
+
+/// A boxed door is a door: the crawl runs on whatever back-end [`super::open`] chose.
+impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
+    fn save_taxonomy(&mut self, model: &forager_classifier::Model) -> Result<()> {
+        (**self).save_taxonomy(model)
+    }
+    fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
+        (**self).add_seeds(seeds)
+    }
+    fn boost_out_links(&mut self, url: &str, score: f64) -> Result<usize> {
+        (**self).boost_out_links(url, score)
+    }
+    fn retry_failed(&mut self) -> Result<usize> {
+        (**self).retry_failed()
+    }
+    fn set_mode(&mut self, mode: &str) -> Result<()> {
+        (**self).set_mode(mode)
+    }
+    fn seed_urls(&self) -> Result<Vec<String>> {
+        (**self).seed_urls()
+    }
+    fn fetched_urls(&self) -> Result<Vec<String>> {
+        (**self).fetched_urls()
+    }
+    fn fetched(&self) -> Result<i64> {
+        (**self).fetched()
+    }
+    fn given_up(&self) -> Result<i64> {
+        (**self).given_up()
+    }
+    fn frontier_len(&self) -> Result<i64> {
+        (**self).frontier_len()
+    }
+    fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
+        (**self).checkout(n)
+    }
+    fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
+        (**self).checkout_revisits(n, min_age)
+    }
+    fn release(&mut self, oids: &[PageId]) -> Result<()> {
+        (**self).release(oids)
+    }
+    fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
+        (**self).record(batch)
+    }
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
+        (**self).frontier_in_links(after, limit)
+    }
+    fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
+        (**self).set_frontier_scores(scores)
+    }
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
+        (**self).fetched_texts(after, limit)
+    }
+    fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()> {
+        (**self).save_verdicts(verdicts)
+    }
+    fn apprentice_evidence(&self) -> Result<Vec<ApprenticeEvidence>> {
+        (**self).apprentice_evidence()
+    }
+    fn graph(&self) -> Result<(Vec<Edge>, HashMap<i64, f64>)> {
+        (**self).graph()
+    }
+    fn save_distillation(&mut self, scores: &Scores) -> Result<()> {
+        (**self).save_distillation(scores)
+    }
+    fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize> {
+        (**self).boost_hub_neighbours(top, score)
     }
 }

@@ -3,7 +3,7 @@
 //! priority asc, rnd), never sorted at selection time.
 
 use super::features_to_blob;
-use super::{fnv64, now, DocStatus, Instance, NewUrl, Result, Store, Work};
+use super::{fnv64, now, ApprenticeEvidence, DocStatus, NewUrl, PageId, Result, Store, Work};
 use rusqlite::params;
 use std::collections::HashMap;
 
@@ -32,7 +32,7 @@ pub(super) fn enqueue(
     caches: &mut Caches,
     u: &NewUrl,
     src: Option<(i64, i64)>,
-    instances: &mut Vec<Instance>,
+    instances: &mut Vec<ApprenticeEvidence>,
 ) -> Result<()> {
     let (sid, crawled) = server(tx, &mut caches.hosts, &u.host)?;
     let known = match caches.known.get_mut(&u.url) {
@@ -85,7 +85,7 @@ pub(super) fn enqueue(
             ])?;
         // The target is already fetched: the critic's verdict is known, train on it now.
         if let (1, true, Some(f)) = (fresh, known.fetched, &u.features) {
-            instances.push(super::instance(f.clone(), known.relevance));
+            instances.push((f.clone(), known.relevance));
         }
     }
     Ok(())
@@ -122,13 +122,14 @@ impl Caches {
     }
 }
 
-/// A checked-out URL from a row of (oid, url, depth, relevance).
+/// A checked-out URL from a row of (oid, url, depth, relevance, num_tries).
 fn work_row(r: &rusqlite::Row<'_>, revisit: bool) -> rusqlite::Result<Work> {
     Ok(Work {
         oid: r.get(0)?,
         url: r.get(1)?,
         depth: r.get(2)?,
         score: r.get(3)?,
+        tries: r.get(4)?,
         revisit,
     })
 }
@@ -163,7 +164,7 @@ impl Store {
         let tx = self.conn.transaction()?;
         let work: Vec<Work> = {
             let mut st = tx.prepare_cached(
-                "SELECT d.oid, d.url, d.depth, d.relevance FROM doc d LEFT JOIN hub h ON h.oid = d.oid
+                "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries FROM doc d LEFT JOIN hub h ON h.oid = d.oid
                  WHERE d.status = 2 AND d.fetched_at < ?2
                  ORDER BY coalesce(h.score, 0) DESC, d.relevance DESC, d.fetched_at LIMIT ?1",
             )?;
@@ -185,7 +186,7 @@ impl Store {
         let tx = self.conn.transaction()?;
         let work: Vec<Work> = {
             let mut st = tx.prepare_cached(
-                "SELECT oid, url, depth, relevance FROM doc INDEXED BY frontier WHERE status = 0
+                "SELECT oid, url, depth, relevance, num_tries FROM doc INDEXED BY frontier WHERE status = 0
                  ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT ?1",
             )?;
             let rows = st.query_map([n as i64], |r| work_row(r, false))?;
@@ -203,7 +204,7 @@ impl Store {
 
     /// Returns checked-out rows that were not recorded (a stop, a deferral) to the frontier,
     /// their tries unspent.
-    pub fn release(&mut self, oids: &[i64]) -> Result<()> {
+    pub fn release(&mut self, oids: &[PageId]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
             let mut up =

@@ -1,72 +1,51 @@
 //! Re-judging a crawl when its classifier changes (the background learned from the crawl, or
-//! a user's "not relevant" mark): fetched pages get their new R(d), and the frontier is
-//! re-scored as the best relevance × link weight over the fetched pages that link to it.
+//! a user's "not relevant" mark): the store pages out fetched texts and stores the verdicts
+//! the crawl gives back; re-scoring the frontier from them is the policy's
+//! (`crawl::policy::rules::rescored`).
 
-use super::{decompress_text, DocStatus, Result, Store};
+use super::{decompress_text, DocStatus, PageId, PageText, Result, Store};
 use rusqlite::params;
 
 /// A fetched page's new verdict: (R(d), ln R(d), best leaf id).
 pub type Verdict = (f64, f64, i64);
 
-/// Frontier scores at or above this were set by the distiller's hub feedback and keep their
-/// place when the frontier is re-scored.
-const BOOSTED: f64 = 2.0;
-
 impl Store {
-    /// Calls `f` with the URL and stored main text of every fetched page.
-    pub fn for_each_fetched_text(&self, mut f: impl FnMut(&str, &str)) -> Result<()> {
-        super::each_fetched_text::<super::StoreError>(&self.conn, |u, t| {
-            f(u, t);
-            Ok(())
-        })
+    /// A page of fetched pages with stored text, in row order after `after`: (row id, URL,
+    /// main text). What re-judging and background learning read, a page at a time.
+    pub fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT oid, url, text FROM doc WHERE oid > ?1 AND status = ?2 AND text IS NOT NULL
+             ORDER BY oid LIMIT ?3",
+        )?;
+        let after = after.map_or(i64::MIN, PageId::raw);
+        let mut rows = st.query(params![after, DocStatus::Fetched, limit as i64])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let blob: Vec<u8> = r.get(2)?;
+            out.push(PageText {
+                oid: r.get(0)?,
+                url: r.get(1)?,
+                text: decompress_text(&blob),
+            });
+        }
+        Ok(out)
     }
 
-    /// Re-judges every fetched page with stored text by `judge(url, text)`, then, when `frontier` is
-    /// true, re-scores every frontier URL that fetched pages link to (seeds and URLs boosted
-    /// by the distiller keep their scores). Returns (pages re-judged, frontier rows updated).
-    pub fn rejudge(
-        &mut self,
-        mut judge: impl FnMut(&str, &str) -> Verdict,
-        frontier: bool,
-    ) -> Result<(usize, usize)> {
+    /// Stores new verdicts of fetched pages (after a re-judge), in one transaction.
+    pub fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()> {
         let tx = self.conn.transaction()?;
-        let mut verdicts = Vec::new();
-        {
-            let mut st = tx
-                .prepare("SELECT oid, url, text FROM doc WHERE status = ?1 AND text IS NOT NULL")?;
-            let mut rows = st.query([DocStatus::Fetched])?;
-            while let Some(r) = rows.next()? {
-                let oid: i64 = r.get(0)?;
-                let url: String = r.get(1)?;
-                let blob: Vec<u8> = r.get(2)?;
-                if let Some(text) = decompress_text(&blob) {
-                    verdicts.push((oid, judge(&url, &text)));
-                }
-            }
-        }
         {
             let mut up = tx.prepare_cached(
-                "UPDATE doc SET relevance = ?2, log_relevance = ?3, cid = ?4 WHERE oid = ?1",
+                "UPDATE doc SET relevance = ?2, log_relevance = ?3, cid = ?4
+                 WHERE oid = ?1 AND status = ?5",
             )?;
-            for (oid, (r, log_r, cid)) in &verdicts {
-                up.execute(params![oid, r, log_r, cid])?;
+            for (oid, (r, log_r, cid)) in verdicts {
+                up.execute(params![oid, r, log_r, cid, DocStatus::Fetched])?;
             }
         }
-        let rescored = if frontier {
-            tx.execute(
-                "UPDATE doc SET relevance = coalesce((
-                   SELECT max(s.relevance * l.weight) FROM link l JOIN doc s ON s.oid = l.oid_src
-                   WHERE l.oid_dst = doc.oid AND s.status = ?1), relevance)
-                 WHERE status = ?2 AND relevance < ?3
-                   AND oid IN (SELECT oid_dst FROM link)",
-                params![DocStatus::Fetched, DocStatus::Unvisited, BOOSTED],
-            )?
-        } else {
-            0
-        };
         tx.commit()?;
         self.caches.known.clear();
-        Ok((verdicts.len(), rescored))
+        Ok(())
     }
 }
 

@@ -1,47 +1,64 @@
 //! The crawl database's side for the mining programs: the graph the distiller reads and the
 //! scores it writes back, the apprentice's training instances and its frontier re-scoring.
 
-use super::{features_from_blob, now, Instance, Result, Store};
+use super::{features_from_blob, now, DocStatus, InLink, PageId, Result, Store};
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
 
 impl Store {
-    /// Re-estimates every frontier URL as the best `score` over the stored features of the
-    /// links into it, each with its soft-focus score R(parent) × weight (the apprentice's
-    /// re-evaluation after a retrain); returns rows updated.
-    pub fn rescore_frontier(&mut self, score: impl Fn(&[u32], f64) -> f64) -> Result<usize> {
+    /// A page of links into frontier URLs, in (target, source) order after `after`: what
+    /// re-scoring the frontier reads (the policy decides the scores).
+    pub fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
+        let after = after.map_or((i64::MIN, i64::MIN), |(d, s)| (d.raw(), s.raw()));
+        // CROSS JOIN keeps `link` (by its target index) the outer loop: pages never sort.
+        let mut st = self.conn.prepare_cached(
+            "SELECT l.oid_dst, d.relevance, l.oid_src, s.status, s.relevance, l.weight, l.features
+             FROM link l INDEXED BY link_dst CROSS JOIN doc d ON d.oid = l.oid_dst
+             CROSS JOIN doc s ON s.oid = l.oid_src
+             WHERE (l.oid_dst, l.oid_src) > (?1, ?2) AND d.status = ?3
+             ORDER BY l.oid_dst, l.oid_src LIMIT ?4",
+        )?;
+        let rows = st.query_map(
+            params![after.0, after.1, DocStatus::Unvisited, limit as i64],
+            |r| {
+                let fetched = r.get::<_, DocStatus>(3)? == DocStatus::Fetched;
+                let features: Option<Vec<u8>> = r.get(6)?;
+                Ok(InLink {
+                    dst: r.get(0)?,
+                    dst_score: r.get(1)?,
+                    src: r.get(2)?,
+                    src_relevance: if fetched { Some(r.get(4)?) } else { None },
+                    weight: r.get(5)?,
+                    features: features.map(|b| features_from_blob(&b)),
+                })
+            },
+        )?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Sets the frontier scores of unvisited URLs, in one transaction; returns rows updated.
+    pub fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
         let tx = self.conn.transaction()?;
-        let mut best: HashMap<i64, f64> = HashMap::new();
+        let mut n = 0;
         {
-            let mut st = tx.prepare(
-                "SELECT l.oid_dst, l.features, s.relevance * l.weight FROM link l
-                 JOIN doc d ON d.oid = l.oid_dst JOIN doc s ON s.oid = l.oid_src
-                 WHERE d.status = 0 AND l.features IS NOT NULL",
-            )?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                let oid: i64 = r.get(0)?;
-                let b: Vec<u8> = r.get(1)?;
-                let base: f64 = r.get::<_, Option<f64>>(2)?.unwrap_or(0.0);
-                let s = score(&features_from_blob(&b), base);
-                let e = best.entry(oid).or_insert(s);
-                *e = e.max(s);
-            }
-        }
-        {
-            let mut up = tx.prepare_cached("UPDATE doc SET relevance = ?2 WHERE oid = ?1")?;
-            for (oid, s) in &best {
-                up.execute(params![oid, s])?;
+            let mut up =
+                tx.prepare_cached("UPDATE doc SET relevance = ?2 WHERE oid = ?1 AND status = ?3")?;
+            for (oid, s) in scores {
+                n += up.execute(params![oid, s, DocStatus::Unvisited])?;
             }
         }
         tx.commit()?;
         self.caches.known.clear();
-        Ok(best.len())
+        Ok(n)
     }
 
-    /// Every apprentice instance of a crawl database (see [`super::Reader::all_instances`]).
-    pub fn all_instances(&self) -> Result<Vec<Instance>> {
-        self.read().all_instances()
+    /// The apprentice's evidence in this crawl (see [`super::Reader::apprentice_evidence`]).
+    pub fn apprentice_evidence(&self) -> Result<Vec<super::ApprenticeEvidence>> {
+        self.read().apprentice_evidence()
     }
 
     /// An apprentice trained on every instance of this crawl (offline training).
@@ -81,27 +98,28 @@ impl Store {
     }
 
     /// The distiller's feedback (focused-crawling-1999 §5.7): unvisited out-neighbours on
-    /// other servers of the `top` best hubs go to the head of the frontier; returns how many.
-    pub fn boost_hub_neighbours(&mut self, top: usize) -> Result<usize> {
+    /// other servers of the `top` best hubs get at least `score` (the policy's boost); returns
+    /// how many.
+    pub fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize> {
         self.caches.known.clear();
         Ok(self.conn.execute(
-            "UPDATE doc SET relevance = max(relevance, 2.0) WHERE status = 0 AND oid IN (
+            "UPDATE doc SET relevance = max(relevance, ?2) WHERE status = 0 AND oid IN (
                SELECT l.oid_dst FROM link l
                WHERE l.sid_src <> l.sid_dst
                  AND l.oid_src IN (SELECT oid FROM hub ORDER BY score DESC LIMIT ?1))",
-            [top as i64],
+            params![top as i64, score],
         )?)
     }
 
     /// "Crawl more from here": the unvisited out-links of the fetched page `url` (on any
-    /// server) go to the head of the frontier, like the distiller's feedback; returns how many.
-    pub fn boost_out_links(&mut self, url: &str) -> Result<usize> {
+    /// server) get at least `score`, like the distiller's feedback; returns how many.
+    pub fn boost_out_links(&mut self, url: &str, score: f64) -> Result<usize> {
         self.caches.known.clear();
         Ok(self.conn.execute(
-            "UPDATE doc SET relevance = max(relevance, 2.0) WHERE status = 0 AND oid IN (
+            "UPDATE doc SET relevance = max(relevance, ?2) WHERE status = 0 AND oid IN (
                SELECT l.oid_dst FROM link l
                WHERE l.oid_src = (SELECT oid FROM doc WHERE url = ?1 AND status = 2))",
-            [url],
+            params![url, score],
         )?)
     }
 }

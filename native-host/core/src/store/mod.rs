@@ -5,9 +5,12 @@
 //! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
 
 mod aside;
+#[cfg(test)]
+pub(crate) mod contract;
 mod crawl_db;
 mod frontier;
 mod judge;
+mod locator;
 mod mining;
 mod news;
 mod read;
@@ -16,8 +19,9 @@ mod search;
 
 use frontier::Caches;
 
-pub use crawl_db::CrawlDb;
+pub use crawl_db::{CrawlDb, InLink, PageId, PageText, PAGE};
 pub use judge::{fetched_text_of, TextSample, Verdict};
+pub use locator::{open, Locator};
 pub use mining::{each_fetched_text, graph_of};
 pub use news::{NewsItem, NewsKind, NEWS_MIN_RELEVANCE};
 pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
@@ -28,12 +32,17 @@ pub use search::{
 use std::path::Path;
 use thiserror::Error;
 
-/// Errors of the crawl database.
+/// Errors of the crawl database, whatever its back-end: a back-end's own error is carried
+/// inside [`StoreError::Backend`], never named by the door.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum StoreError {
-    /// SQLite failed.
+    /// The back-end (SQLite, a database server) failed.
     #[error("crawl database: {0}")]
-    Sql(#[from] rusqlite::Error),
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The locator names a back-end this build cannot open.
+    #[error("crawl database {0}: {1}")]
+    Unsupported(String, &'static str),
     /// The file is not a Forager crawl database of a version this build reads.
     #[error("crawl database: {0}")]
     Schema(String),
@@ -53,6 +62,12 @@ pub enum StoreError {
 
 /// Result type of this module.
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Backend(Box::new(e))
+    }
+}
 
 /// `doc.status`: where a URL is in its life. Stored as the paper's small integers (0 to 4),
 /// so `forager sql` queries such as `status = 2` keep working.
@@ -111,9 +126,6 @@ impl rusqlite::types::FromSql for DocStatus {
 /// a version 1 database is upgraded when opened for writing.
 const SCHEMA_VERSION: i64 = 2;
 
-/// Attempts at one URL before a retryable failure becomes final.
-pub const MAX_TRIES: i64 = 3;
-
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS server(
@@ -156,8 +168,8 @@ pub struct NewUrl {
     pub score: f64,
     /// Link distance from the seeds.
     pub depth: i64,
-    /// Link that led here: (source oid, anchor text).
-    pub via: Option<(i64, String)>,
+    /// Link that led here: (source page, anchor text).
+    pub via: Option<(PageId, String)>,
     /// The apprentice's hashed features of the link (stored for training when both ends are
     /// fetched).
     pub features: Option<Vec<u32>>,
@@ -192,20 +204,9 @@ impl NewUrl {
     }
 }
 
-/// One apprentice training instance: a link's features and whether its target was relevant.
-pub type Instance = (Vec<u32>, bool);
-
-/// Relevance at or above which the critic calls a page "high". Low, because the hierarchical
-/// posterior of a good leaf is often well under 0.5 on pages that are about it: on the FOLDOC
-/// tasks 0.1 rather than 0.5 raised the apprentice's harvest at 3000 fetches on all six.
-pub const HIGH_RELEVANCE: f64 = 0.1;
-
-/// The critic (accelerated-focused-crawling-2002 §3.2): a link's training instance, labelled
-/// "high" when its target's relevance reaches [`HIGH_RELEVANCE`]. The one place the threshold
-/// is applied.
-pub fn instance(features: Vec<u32>, target_relevance: f64) -> Instance {
-    (features, target_relevance >= HIGH_RELEVANCE)
-}
+/// One piece of the apprentice's evidence: a link's features and its fetched target's R(d)
+/// (the critic's label is the policy's: `crawl::policy::instance`).
+pub type ApprenticeEvidence = (Vec<u32>, f64);
 
 fn features_to_blob(f: &[u32]) -> Vec<u8> {
     f.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -223,8 +224,8 @@ pub fn features_from_blob(b: &[u8]) -> Vec<u32> {
 pub struct Recorded {
     /// Each newly fetched page, in fetch order.
     pub fetched: Vec<FetchedPage>,
-    /// Apprentice instances that became available: links whose both ends are now fetched.
-    pub instances: Vec<Instance>,
+    /// Apprentice evidence that became available: links whose both ends are now fetched.
+    pub instances: Vec<ApprenticeEvidence>,
     /// Revisits recorded.
     pub revisited: usize,
     /// Of those, pages whose content had changed.
@@ -247,14 +248,16 @@ pub struct FetchedPage {
 /// A checked-out frontier entry.
 #[derive(Clone, Debug)]
 pub struct Work {
-    /// Row id.
-    pub oid: i64,
+    /// Its id.
+    pub oid: PageId,
     /// URL.
     pub url: String,
     /// Depth from the seeds.
     pub depth: i64,
     /// Its frontier score when checked out (SharkSearch's inherited potential).
     pub score: f64,
+    /// Attempts made at it before this checkout (the policy's retry cap counts them).
+    pub tries: i64,
     /// A revisit of a page fetched before (maintenance mode).
     pub revisit: bool,
 }
@@ -262,9 +265,9 @@ pub struct Work {
 /// The outcome of one fetch, as recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
-    /// Row id.
-    pub oid: i64,
-    /// New status ([`status`]).
+    /// The checked-out page's id.
+    pub oid: PageId,
+    /// New status, as the policy settled it (`Unvisited`: back to the frontier for a retry).
     pub status: DocStatus,
     /// HTTP status, if a response came.
     pub http_status: Option<i64>,
@@ -282,7 +285,8 @@ pub struct Outcome {
     pub content_hash: Option<String>,
     /// Error kind for failures and exclusions.
     pub error: Option<String>,
-    /// Retry later instead of giving up (back to the frontier with num_tries + 1).
+    /// A retryable failure: the policy (`crawl::policy::retry_or_give_up`) sends it back to
+    /// the frontier until its retry cap; the store records `status` as given.
     pub retry: bool,
     /// The URLs redirected through, in order (the first is the row's own URL).
     pub redirects: Vec<String>,
@@ -588,7 +592,7 @@ mod tests {
     }
 
     #[test]
-    fn text_is_stored_compressed_and_retries_are_capped() {
+    fn text_is_stored_compressed_and_a_requeued_failure_spends_a_try() {
         let path = temp_db("retry");
         let mut st = Store::open(&path).unwrap();
         st.add_seeds(&[seed("http://a.test/"), seed("http://b.test/")])
@@ -607,9 +611,10 @@ mod tests {
             }],
             ..Outcome::default()
         };
+        // A failure the policy sent back to the frontier comes back with one more try spent.
         let flaky = |oid| Outcome {
             oid,
-            status: DocStatus::Failed,
+            status: DocStatus::Unvisited,
             error: Some("timeout".into()),
             retry: true,
             ..Outcome::default()
@@ -627,18 +632,19 @@ mod tests {
             decompress_text(&blob).unwrap(),
             "hello hello hello world".repeat(20)
         );
-        // The flaky URL comes back until MAX_TRIES attempts, then fails for good.
-        let mut attempts = 1;
-        loop {
-            let w = st.checkout(10).unwrap();
-            let Some(b) = w.iter().find(|w| w.oid == work[1].oid) else {
-                break;
-            };
-            attempts += 1;
-            st.record(&[flaky(b.oid)]).unwrap();
-            assert!(attempts <= MAX_TRIES, "retried forever");
-        }
-        assert_eq!(attempts, MAX_TRIES);
+        let again = st.checkout(10).unwrap();
+        let back = again
+            .iter()
+            .find(|w| w.oid == work[1].oid)
+            .expect("retried");
+        assert_eq!((work[1].tries, back.tries), (0, 1));
+        let given_up = Outcome {
+            status: DocStatus::Failed,
+            ..flaky(back.oid)
+        };
+        st.record(&[given_up]).unwrap();
+        assert!(st.checkout(10).unwrap().iter().all(|w| w.oid != back.oid));
+        assert_eq!(st.given_up().unwrap(), 1);
         let link: i64 = st
             .conn()
             .query_row("SELECT count(*) FROM link WHERE anchor = 'next'", [], |r| {
@@ -657,13 +663,16 @@ mod tests {
             .unwrap();
         let rec = st
             .record(&[Outcome {
-                oid: next,
+                oid: PageId::from_raw(next),
                 status: DocStatus::Fetched,
                 relevance: 0.9,
                 ..Outcome::default()
             }])
             .unwrap();
-        assert_eq!(rec.instances, vec![(vec![1, 2, 3], true)]);
-        assert_eq!(st.all_instances().unwrap(), vec![(vec![1, 2, 3], true)]);
+        assert_eq!(rec.instances, vec![(vec![1, 2, 3], 0.9)]);
+        assert_eq!(
+            st.apprentice_evidence().unwrap(),
+            vec![(vec![1, 2, 3], 0.9)]
+        );
     }
 }

@@ -378,28 +378,26 @@ impl<'a> Reader<'a> {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Every apprentice instance of the crawl: links with features whose target was fetched.
-    pub fn all_instances(&self) -> Result<Vec<super::Instance>> {
+    /// The apprentice's evidence in the crawl: (features, target's R(d)) of every link with
+    /// features whose target was fetched.
+    pub fn apprentice_evidence(&self) -> Result<Vec<super::ApprenticeEvidence>> {
         let mut st = self.conn.prepare(
             "SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
              WHERE d.status = 2 AND l.features IS NOT NULL",
         )?;
         let rows = st.query_map([], |r| {
             let b: Vec<u8> = r.get(0)?;
-            let rel: f64 = r.get(1)?;
-            Ok(super::instance(super::features_from_blob(&b), rel))
+            Ok((super::features_from_blob(&b), r.get(1)?))
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// An apprentice trained on every instance of the crawl (offline training, and the one
-    /// the browser scores links with).
+    /// An apprentice trained on all of the crawl's link evidence by the focus policy's critic
+    /// (offline training, and the one the browser scores links with).
     pub fn trained_apprentice(&self) -> Result<forager_classifier::apprentice::Apprentice> {
-        let mut ap = forager_classifier::apprentice::Apprentice::new();
-        for (f, high) in self.all_instances()? {
-            ap.add(&f, high);
-        }
-        Ok(ap)
+        Ok(crate::crawl::policy::trained_apprentice(
+            self.apprentice_evidence()?,
+        ))
     }
 
     /// (error kind, URLs given up on), most first.
@@ -537,7 +535,7 @@ mod tests {
         assert_eq!(db.last_fetch_seq().unwrap(), 2);
         assert_eq!(db.errors().unwrap(), vec![("robots".to_owned(), 1)]);
         assert_eq!(
-            db.url_of(oid("http://d.test/")).unwrap().as_deref(),
+            db.url_of(oid("http://d.test/").raw()).unwrap().as_deref(),
             Some("http://d.test/")
         );
         assert_eq!(db.url_of(-1).unwrap(), None);

@@ -3,8 +3,8 @@
 
 use super::frontier::{enqueue, Caches, Known};
 use super::{
-    features_from_blob, now, search, DocStatus, FetchedPage, Instance, NewUrl, Outcome, Recorded,
-    Result, Store, MAX_TRIES,
+    features_from_blob, now, search, ApprenticeEvidence, DocStatus, FetchedPage, NewUrl, Outcome,
+    Recorded, Result, Store,
 };
 use rusqlite::{params, Transaction};
 
@@ -22,12 +22,12 @@ impl Store {
                 let changed = record_revisit(&tx, &mut self.caches, o, &mut rec.instances)?;
                 rec.changed += usize::from(changed);
                 if changed && self.index_text {
-                    search::index_page(&tx, o.oid, o.title.as_deref(), o.text.as_deref())?;
+                    search::index_page(&tx, o.oid.raw(), o.title.as_deref(), o.text.as_deref())?;
                 }
             } else {
                 record_attempt(&tx, &mut self.caches, o, &mut seq, &mut rec)?;
                 if o.status == DocStatus::Fetched && self.index_text {
-                    search::index_page(&tx, o.oid, o.title.as_deref(), o.text.as_deref())?;
+                    search::index_page(&tx, o.oid.raw(), o.title.as_deref(), o.text.as_deref())?;
                 }
             }
         }
@@ -48,7 +48,7 @@ fn record_revisit(
     tx: &Transaction,
     caches: &mut Caches,
     o: &Outcome,
-    instances: &mut Vec<Instance>,
+    instances: &mut Vec<ApprenticeEvidence>,
 ) -> Result<bool> {
     if o.status != DocStatus::Fetched {
         tx.prepare_cached("UPDATE doc SET revisits = revisits + 1 WHERE oid = ?1")?
@@ -61,7 +61,7 @@ fn record_revisit(
     caches.remember(
         &url,
         Known {
-            oid: o.oid,
+            oid: o.oid.raw(),
             fetched: true,
             relevance: o.relevance,
         },
@@ -86,7 +86,7 @@ fn record_revisit(
         i64::from(is_changed)
     ])?;
     for l in &o.links {
-        enqueue(tx, caches, l, Some((o.oid, sid)), instances)?;
+        enqueue(tx, caches, l, Some((o.oid.raw(), sid)), instances)?;
     }
     Ok(is_changed)
 }
@@ -107,13 +107,9 @@ fn record_attempt(
         .query_row([o.oid], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })?;
-    // A retryable failure goes back to the frontier (behind untried URLs, since the
-    // frontier orders by num_tries) until MAX_TRIES attempts have been made.
-    let new_status = if o.retry && tries + 1 < MAX_TRIES {
-        DocStatus::Unvisited
-    } else {
-        o.status
-    };
+    // The policy settled the status: `Unvisited` sends a failure back to the frontier, behind
+    // untried URLs since the frontier orders by num_tries.
+    let new_status = o.status;
     let this_seq = (o.status == DocStatus::Fetched).then(|| {
         *seq += 1;
         rec.fetched.push(FetchedPage {
@@ -157,7 +153,7 @@ fn record_attempt(
         caches.remember(
             &url,
             Known {
-                oid: o.oid,
+                oid: o.oid.raw(),
                 fetched: true,
                 relevance: o.relevance,
             },
@@ -169,7 +165,7 @@ fn record_attempt(
         }
     }
     for l in &o.links {
-        enqueue(tx, caches, l, Some((o.oid, sid)), &mut rec.instances)?;
+        enqueue(tx, caches, l, Some((o.oid.raw(), sid)), &mut rec.instances)?;
     }
     Ok(())
 }
@@ -179,7 +175,7 @@ fn mark_redirect_target(
     tx: &Transaction,
     caches: &mut Caches,
     o: &Outcome,
-    instances: &mut Vec<Instance>,
+    instances: &mut Vec<ApprenticeEvidence>,
 ) -> Result<()> {
     let Some(target) = (o.final_url.as_deref()).and_then(|u| crate::canon::parse(u).ok()) else {
         return Ok(());
@@ -202,12 +198,16 @@ fn mark_redirect_target(
 }
 
 /// Links into a newly fetched page from pages fetched earlier become training instances.
-fn instances_into(tx: &Transaction, o: &Outcome, instances: &mut Vec<Instance>) -> Result<()> {
+fn instances_into(
+    tx: &Transaction,
+    o: &Outcome,
+    instances: &mut Vec<ApprenticeEvidence>,
+) -> Result<()> {
     let mut st =
         tx.prepare_cached("SELECT features FROM link WHERE oid_dst = ?1 AND features IS NOT NULL")?;
     let rows = st.query_map([o.oid], |r| r.get::<_, Vec<u8>>(0))?;
     for b in rows {
-        instances.push(super::instance(features_from_blob(&b?), o.relevance));
+        instances.push((features_from_blob(&b?), o.relevance));
     }
     Ok(())
 }

@@ -476,7 +476,7 @@ mod tests {
             .query_row("SELECT oid FROM doc", [], |r| r.get(0))
             .unwrap();
         st.record(&[Outcome {
-            oid,
+            oid: crate::store::PageId::from_raw(oid),
             status: DocStatus::Fetched,
             relevance: 0.5,
             title: Some("Balun".into()),

@@ -1,0 +1,259 @@
+//! The store door's contract: what the crawl relies on from any [`CrawlDb`] back-end, written
+//! once as plain functions over `&mut dyn CrawlDb` and run against every back-end (the SQLite
+//! store's run is at the end of this file). Each function panics on a broken promise.
+
+use super::{CrawlDb, DocStatus, NewUrl, Outcome, PageId, PAGE};
+
+/// A URL at `depth` with `score`, found on `via` (row id) when given.
+fn url(u: &str, score: f64, via: Option<PageId>, features: Option<Vec<u32>>) -> NewUrl {
+    let parsed = url::Url::parse(u).expect("test URL");
+    NewUrl {
+        host: parsed.host_str().unwrap_or("").to_owned(),
+        url: parsed.to_string(),
+        score,
+        depth: i64::from(via.is_some()),
+        via: via.map(|oid| (oid, "anchor".to_owned())),
+        features,
+        weight: 1.0,
+    }
+}
+
+/// A fetched page's outcome with `relevance`, `text` and `links`.
+fn fetched(oid: PageId, relevance: f64, text: &str, links: Vec<NewUrl>) -> Outcome {
+    Outcome {
+        oid,
+        status: DocStatus::Fetched,
+        relevance,
+        text: Some(text.to_owned()),
+        links,
+        ..Outcome::default()
+    }
+}
+
+/// Seeds `a.test` and `b.test` and fetches both: a (R 0.8) links to x and y, b (R 0.3) to y
+/// and z. Returns the ids of (a, b).
+fn two_fetched_parents(db: &mut dyn CrawlDb) -> (PageId, PageId) {
+    let seeds = [
+        url("http://a.test/", 1.0, None, None),
+        url("http://b.test/", 1.0, None, None),
+    ];
+    db.add_seeds(&seeds).expect("seeds");
+    let work = db.checkout(10).expect("checkout");
+    let oid = |u: &str| work.iter().find(|w| w.url == u).expect("checked out").oid;
+    let (a, b) = (oid("http://a.test/"), oid("http://b.test/"));
+    let links_a = vec![
+        url("http://x.test/", 0.8, Some(a), Some(vec![1])),
+        url("http://y.test/", 0.8, Some(a), Some(vec![2])),
+    ];
+    let links_b = vec![
+        url("http://y.test/", 0.3, Some(b), Some(vec![3])),
+        url("http://z.test/", 0.3, Some(b), None),
+    ];
+    let batch = [
+        fetched(a, 0.8, "page a", links_a),
+        fetched(b, 0.3, "page b", links_b),
+    ];
+    let rec = db.record(&batch).expect("record");
+    assert_eq!(rec.fetched.len(), 2);
+    (a, b)
+}
+
+/// Every link into a frontier URL, a page at a time after the last row read.
+fn all_in_links(db: &dyn CrawlDb, limit: usize) -> Vec<super::InLink> {
+    let (mut out, mut after) = (Vec::new(), None);
+    loop {
+        let page = db.frontier_in_links(after, limit).expect("in-links");
+        assert!(page.len() <= limit);
+        let Some(last) = page.last() else { break };
+        after = Some((last.dst, last.src));
+        out.extend(page);
+    }
+    out
+}
+
+/// A URL found on several pages keeps the best score (the policy's "keep the maximum"), and
+/// paging the links into the frontier by one row or by [`PAGE`] reads the same rows, in
+/// target order, with each parent's relevance and the link's features.
+pub fn frontier_keeps_the_best_parent_and_pages_its_in_links(db: &mut dyn CrawlDb) {
+    let (a, b) = two_fetched_parents(db);
+    let rows = all_in_links(db, PAGE);
+    assert_eq!(all_in_links(db, 1), rows);
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert!(rows
+        .windows(2)
+        .all(|w| (w[0].dst, w[0].src) < (w[1].dst, w[1].src)));
+    let into_y: Vec<_> = rows
+        .iter()
+        .filter(|l| l.features != Some(vec![1]))
+        .collect();
+    let y = into_y
+        .iter()
+        .find(|l| l.src == b && l.features == Some(vec![3]))
+        .expect("b→y");
+    assert_eq!(y.dst_score, 0.8, "y keeps a's score over b's");
+    assert_eq!(y.src_relevance, Some(0.3));
+    assert!(rows.iter().any(|l| l.src == a && l.dst == y.dst));
+    assert!(
+        rows.iter().any(|l| l.features.is_none()),
+        "z's link has no features"
+    );
+}
+
+/// Scores set by the policy reach unvisited URLs only, and order the next checkout.
+pub fn frontier_scores_are_persisted_for_unvisited_urls_only(db: &mut dyn CrawlDb) {
+    let (a, _) = two_fetched_parents(db);
+    let rows = all_in_links(db, PAGE);
+    let z = rows.iter().find(|l| l.features.is_none()).expect("z").dst;
+    assert_eq!(db.set_frontier_scores(&[(z, 0.95), (a, 0.01)]).unwrap(), 1);
+    let next = db.checkout(1).unwrap();
+    assert_eq!(next[0].oid, z);
+    assert_eq!(next[0].score, 0.95);
+}
+
+/// A boost raises the out-links of a fetched page to at least the given score and never
+/// lowers one.
+pub fn boosts_raise_out_links_to_at_least_the_given_score(db: &mut dyn CrawlDb) {
+    two_fetched_parents(db);
+    assert_eq!(db.boost_out_links("http://b.test/", 1.5).unwrap(), 2);
+    assert_eq!(db.boost_out_links("http://b.test/", 0.5).unwrap(), 2);
+    assert_eq!(db.boost_out_links("http://nowhere.test/", 1.5).unwrap(), 0);
+    let mut work: Vec<(String, f64)> = (db.checkout(3).unwrap().into_iter())
+        .map(|w| (w.url, w.score))
+        .collect();
+    work[..2].sort_by(|p, q| p.0.cmp(&q.0));
+    let expected = [
+        ("http://y.test/", 1.5),
+        ("http://z.test/", 1.5),
+        ("http://x.test/", 0.8),
+    ];
+    let expected: Vec<(String, f64)> = expected.iter().map(|(u, s)| (u.to_string(), *s)).collect();
+    assert_eq!(work, expected);
+}
+
+/// Fetched pages' texts page out completely, and new verdicts change fetched pages only.
+pub fn fetched_texts_page_out_and_verdicts_are_stored(db: &mut dyn CrawlDb) {
+    let (a, b) = two_fetched_parents(db);
+    let (mut texts, mut after) = (Vec::new(), None);
+    loop {
+        let page = db.fetched_texts(after, 1).unwrap();
+        let Some(last) = page.last() else { break };
+        after = Some(last.oid);
+        texts.extend(page);
+    }
+    let got: Vec<(PageId, Option<&str>)> =
+        texts.iter().map(|t| (t.oid, t.text.as_deref())).collect();
+    assert_eq!(got, vec![(a, Some("page a")), (b, Some("page b"))]);
+    let x = all_in_links(db, PAGE)[0].dst;
+    db.save_verdicts(&[(a, (0.05, 0.05f64.ln(), 7)), (x, (0.9, 0.9f64.ln(), 7))])
+        .unwrap();
+    let a_in: Vec<_> = all_in_links(db, PAGE)
+        .into_iter()
+        .filter(|l| l.src == a)
+        .collect();
+    assert!(
+        a_in.iter().all(|l| l.src_relevance == Some(0.05)),
+        "{a_in:?}"
+    );
+    assert!(
+        a_in.iter().all(|l| l.dst_score == 0.8),
+        "a frontier URL is not a fetched page"
+    );
+}
+
+/// A failure the policy sent back to the frontier returns with one more try spent; a final one
+/// leaves the frontier and counts as given up.
+pub fn a_requeued_failure_spends_a_try_and_a_final_one_is_given_up(db: &mut dyn CrawlDb) {
+    db.add_seeds(&[url("http://flaky.test/", 1.0, None, None)])
+        .unwrap();
+    let w = db.checkout(1).unwrap().remove(0);
+    assert_eq!(w.tries, 0);
+    let failure = |status| Outcome {
+        oid: w.oid,
+        status,
+        retry: true,
+        error: Some("timeout".into()),
+        ..Outcome::default()
+    };
+    db.record(&[failure(DocStatus::Unvisited)]).unwrap();
+    assert_eq!(db.frontier_len().unwrap(), 1);
+    let again = db.checkout(1).unwrap().remove(0);
+    assert_eq!((again.oid, again.tries), (w.oid, 1));
+    db.record(&[failure(DocStatus::Failed)]).unwrap();
+    assert_eq!(db.frontier_len().unwrap(), 0);
+    assert_eq!(db.given_up().unwrap(), 1);
+    assert!(db.checkout(1).unwrap().is_empty());
+}
+
+/// Checked-out URLs released unfetched return to the frontier with their tries unspent.
+pub fn released_work_returns_unspent(db: &mut dyn CrawlDb) {
+    db.add_seeds(&[url("http://a.test/", 1.0, None, None)])
+        .unwrap();
+    let w = db.checkout(1).unwrap().remove(0);
+    assert!(db.checkout(1).unwrap().is_empty(), "checked out twice");
+    db.release(&[w.oid]).unwrap();
+    let again = db.checkout(1).unwrap().remove(0);
+    assert_eq!((again.oid, again.tries), (w.oid, 0));
+}
+
+/// Link evidence pairs a link's features with its fetched target's R(d), once both are known.
+pub fn apprentice_evidence_appears_when_the_target_is_fetched(db: &mut dyn CrawlDb) {
+    two_fetched_parents(db);
+    assert!(db.apprentice_evidence().unwrap().is_empty());
+    let next = db.checkout(1).unwrap().remove(0);
+    let rec = db
+        .record(&[fetched(next.oid, 0.6, "x or y", vec![])])
+        .unwrap();
+    let mut evidence = db.apprentice_evidence().unwrap();
+    evidence.sort_by(|p, q| p.0.cmp(&q.0));
+    let mut recorded = rec.instances;
+    recorded.sort_by(|p, q| p.0.cmp(&q.0));
+    assert_eq!(evidence, recorded);
+    assert!(!evidence.is_empty() && evidence.iter().all(|(_, r)| *r == 0.6));
+}
+
+/// Runs every contract function on a fresh back-end from `open`.
+pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
+    type Case = (&'static str, fn(&mut dyn CrawlDb));
+    let cases: [Case; 7] = [
+        (
+            "in-links",
+            frontier_keeps_the_best_parent_and_pages_its_in_links,
+        ),
+        (
+            "scores",
+            frontier_scores_are_persisted_for_unvisited_urls_only,
+        ),
+        ("boosts", boosts_raise_out_links_to_at_least_the_given_score),
+        ("texts", fetched_texts_page_out_and_verdicts_are_stored),
+        (
+            "retries",
+            a_requeued_failure_spends_a_try_and_a_final_one_is_given_up,
+        ),
+        ("release", released_work_returns_unspent),
+        (
+            "evidence",
+            apprentice_evidence_appears_when_the_target_is_fetched,
+        ),
+    ];
+    for (name, case) in cases {
+        let mut db = open(name);
+        case(db.as_mut());
+    }
+}
+
+#[cfg(test)]
+mod sqlite {
+    use crate::store::{CrawlDb, Store};
+
+    #[test]
+    fn the_sqlite_store_keeps_the_door_contract() {
+        let dir = std::env::temp_dir().join(format!("forager-contract-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        super::run_all(&mut |name| {
+            let db = Store::open(&dir.join(format!("{name}.db"))).unwrap();
+            Box::new(db) as Box<dyn CrawlDb>
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
