@@ -25,7 +25,7 @@ pub const MIN_PREFIX: usize = 4;
 
 /// The most matching pages a query ranks: a query matching more ranks the most recently
 /// fetched of them (BM25 costs a few microseconds a page; this bounds a query's time).
-pub const RANK_POOL: i64 = 20_000;
+pub const RANK_POOL: i64 = 5_000;
 
 /// Weight of a title match against a body match in BM25.
 const TITLE_WEIGHT: f64 = 4.0;
