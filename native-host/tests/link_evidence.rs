@@ -39,27 +39,59 @@ fn harvest_at(r: &Value, n: u64) -> f64 {
         .unwrap_or_else(|| panic!("no checkpoint {n} in {r}"))
 }
 
-/// A dominant tightly-knit community: plain HITS collapses onto it (the control: one or two
-/// distinct scores in its top 10 on some task), the default distiller lists ten hubs with
-/// ten distinct scores on every task (both stable methods).
-#[test]
-fn a_dominant_community_collapses_plain_hits_but_not_the_distiller() {
-    let dir = tmp("le-community");
+/// The community web's soft crawls at 1000 pages: per task, (task, hubs of each method).
+fn community_crawls(name: &str) -> Vec<(&'static str, Value)> {
+    let dir = tmp(name);
     let web = dir.join("web");
     run(forager()
         .args(["gen-web", "--community", "--out"])
         .arg(&web));
-    let mut collapsed = 0;
-    for task in ["astronomy", "networking"] {
-        let r = &bench(&web, task, "soft", &dir.join(task))[0];
-        for method in ["out-degree", "randomized"] {
-            let (_, listed, distinct) = hubs(r, method);
-            assert_eq!((listed, distinct), (10, 10), "{task} {method}: {r}");
+    let tasks = ["astronomy", "networking", "finance"];
+    let mut out = Vec::new();
+    for task in tasks {
+        let r = bench(&web, task, "soft", &dir.join(task)).remove(0);
+        for method in ["hits", "randomized", "out-degree"] {
+            eprintln!(
+                "{task} {method}: (good, listed, distinct) {:?}",
+                hubs(&r, method)
+            );
         }
-        let (_, _, hits_distinct) = hubs(r, "hits");
-        collapsed += usize::from(hits_distinct <= 2);
+        out.push((task, r));
     }
-    assert!(collapsed > 0, "plain HITS collapses on no task: no control");
+    out
+}
+
+/// A dominant tightly-knit community of generic pages, linked from everywhere: plain HITS
+/// collapses onto it (at most 3 distinct scores in its top 10 on every task: the control),
+/// while the default distiller still lists ten hubs with ten distinct scores.
+#[test]
+fn a_dominant_community_collapses_plain_hits_but_not_the_distiller() {
+    for (task, r) in community_crawls("le-community") {
+        let (_, _, hits_distinct) = hubs(&r, "hits");
+        assert!(
+            hits_distinct <= 3,
+            "{task}: plain HITS does not collapse: {r}"
+        );
+        let (_, listed, distinct) = hubs(&r, "out-degree");
+        assert_eq!((listed, distinct), (10, 10), "{task}: {r}");
+    }
+}
+
+/// What the issue asks on the community web: the default distiller's top 10 hubs hold at
+/// least 7 good ones on every task. Known failure, kept as the target: measured 0, 2 and 10
+/// good of 10 (astronomy, networking, finance; randomised HITS 4, 1, 5; plain HITS 0, 0, 0).
+#[test]
+#[ignore = "known failure (#25): the relevance-weighted out-degree ranks the community's pages, \
+            which each list 15 relevant pages per topic on distinct sites, above the topical hubs"]
+fn the_default_distiller_keeps_good_hubs_on_the_community_web() {
+    let failures: Vec<_> = (community_crawls("le-community-good").into_iter())
+        .map(|(task, r)| (task, hubs(&r, "out-degree")))
+        .filter(|(_, (good, listed, distinct))| !(*good >= 7 && *listed == 10 && *distinct == 10))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "default distiller (good, listed, distinct): {failures:?}"
+    );
 }
 
 /// Topical hubs that link mostly into their own site and relevant regions behind

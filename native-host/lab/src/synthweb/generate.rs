@@ -24,7 +24,12 @@ pub(super) fn web(cfg: &SynthConfig) -> SynthWeb {
     let regions = add_regions(cfg, &mut orng, &mut site_names, &mut pages);
     // So do the parts where link evidence decides.
     let mut xrng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x11ce_0025);
-    let extras = Extras::new(cfg);
+    let mut extras = Extras::new(cfg);
+    extras.set_popular(
+        pages[..n_normal]
+            .iter()
+            .map(|p| (p.url.as_str(), p.topic, p.site)),
+    );
     let cx = Context::new(cfg, &site_names, &pages, n_normal, &regions, &extras);
     let mut files = BTreeMap::new();
     let mut labels = HashMap::new();

@@ -2,10 +2,13 @@
 //! reproduce how the distiller and the apprentice fail on the real web. Each draws from its
 //! own generator and adds pages after the rest, so without them the web is unchanged.
 //!
-//! - a dominant, tightly-knit community ([`SynthConfig::community`]): per topic, 30 pages on
-//!   24 sites that read like the topic's pages but are about none (no label: the "generic
-//!   libraries" a classifier takes for topical pages), all linking to each other and linked
-//!   from the topic's pages: the dense block plain HITS converges onto;
+//! - a dominant, tightly-knit community ([`SynthConfig::community`]): 240 generic pages on
+//!   24 sites (an XML parser, an SQL engine, an image codec...: common words, no topic, no
+//!   label), each linking to every other one and to the same 15 popular pages of every topic
+//!   (on distinct sites), and linked from every page of the web: the dense block plain HITS
+//!   converges onto, its pages tied as hubs (the issue's "ten generic libraries all at
+//!   0.144"); 15 is the fewest tried (3, 5, 10, 15, 20) at which plain HITS collapses on
+//!   every task;
 //! - site hubs ([`SynthConfig::site_hubs`]): the topical hubs link mostly into their own site
 //!   (a site's own index of its topical pages) and are listed in `hubs.tsv`;
 //! - hidden regions ([`SynthConfig::hidden`]): per topic, sites of relevant pages reachable
@@ -20,11 +23,13 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
-/// Sites of the dominant community, and pages on each (page k reads like topic k mod 8).
+/// Sites of the dominant community, and pages on each.
 pub const COMMUNITY_SITES: usize = 24;
 const COMMUNITY_PAGES: usize = 10;
-/// Links from each topical page into the community.
+/// Links from each page of the web into the community.
 const COMMUNITY_INBOUND: usize = 2;
+/// Popular pages per topic that every community page links to.
+const COMMUNITY_POPULAR: usize = 15;
 /// Share of a topical hub's links that stay on its own site (with site hubs).
 pub const SITE_HUB_SHARE: f64 = 0.6;
 /// Hidden sites per topic, pages on each, gateways per topic.
@@ -39,6 +44,8 @@ const GATEWAY_INBOUND: f64 = 0.3;
 pub(super) struct Extras {
     /// The community's pages.
     pub community: Vec<String>,
+    /// The topical pages every community page links to (the first few of each topic).
+    pub popular: Vec<String>,
     /// Per topic: its gateways.
     pub gateways: Vec<Vec<String>>,
     /// Per topic: its hidden pages.
@@ -76,16 +83,33 @@ impl Extras {
         x
     }
 
-    /// The extra links of a topical page of topic `t` (its body's list).
+    /// Picks the popular pages among the web's `(url, topic, site)` pages, if there is a
+    /// community: the first few of each topic, on distinct sites.
+    pub fn set_popular<'p>(
+        &mut self,
+        pages: impl Iterator<Item = (&'p str, Option<usize>, usize)>,
+    ) {
+        if self.community.is_empty() {
+            return;
+        }
+        let mut sites: Vec<Vec<usize>> = vec![Vec::new(); TOPICS.len()];
+        for (u, t, site) in pages {
+            if let Some(s) = t.and_then(|t| sites.get_mut(t)) {
+                if s.len() < COMMUNITY_POPULAR && !s.contains(&site) {
+                    s.push(site);
+                    self.popular.push(u.to_owned());
+                }
+            }
+        }
+    }
+
+    /// The extra links of a page of topic `t` (its body's list).
     pub fn links_of(&self, t: Option<usize>, xrng: &mut ChaCha8Rng) -> Vec<(String, String)> {
         let mut links = Vec::new();
-        let nt = TOPICS.len();
         for _ in 0..COMMUNITY_INBOUND {
-            // Into the community pages that read like this page's topic.
-            let n = self.community.len() / nt;
-            if let (Some(t), true) = (t, n > 0) {
-                let k = xrng.random_range(0..n) * nt + t;
-                links.push((self.community[k].clone(), "library".to_owned()));
+            // Every page, topical or not, links into the community (no draws without one).
+            if let Some(u) = self.community.choose(xrng) {
+                links.push((u.clone(), "library".to_owned()));
             }
         }
         if let Some(gates) = t.and_then(|t| self.gateways.get(t)) {
@@ -119,20 +143,15 @@ pub(super) fn pages(
         html.push_str("</ul></body></html>");
         html
     };
-    // The community: page k reads like topic k mod 8 (a classifier finds it relevant to that
-    // topic; it has no label) and links to every other community page of that topic, most
-    // of them on other sites: a dense block that plain HITS converges onto.
-    let nt = vocab.len();
-    for (k, u) in x.community.iter().enumerate() {
-        let t = k % nt;
-        // One paragraph of three on the topic: generic pages that touch on it.
-        let body: String = [Some(vocab[t].as_slice()), None, None]
-            .iter()
-            .map(|&v| format!("<p>{}</p>", paragraph(xrng, v, vocab, common, 40)))
+    // The community: generic pages (common words, no topic) each linking to every other one
+    // and to the popular pages of every topic: a dense block that plain HITS converges onto.
+    for u in &x.community {
+        let body: String = (0..3)
+            .map(|_| format!("<p>{}</p>", paragraph(xrng, None, vocab, common, 40)))
             .collect();
-        let links: Vec<(String, String)> = (x.community.iter().enumerate())
-            .filter(|(j, v)| j % nt == t && *v != u)
-            .map(|(_, v)| (v.clone(), zipf(xrng, &vocab[t]).to_owned()))
+        let links: Vec<(String, String)> = (x.community.iter().filter(|v| *v != u))
+            .chain(&x.popular)
+            .map(|v| (v.clone(), zipf(xrng, common).to_owned()))
             .collect();
         files.insert(u.clone(), page("library", &body, &links, "Related"));
     }
