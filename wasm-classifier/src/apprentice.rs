@@ -139,9 +139,9 @@ pub struct Apprentice {
     trust: Option<f64>,
 }
 
-/// How well predictions separate outcomes: 2 × AUC − 1 (the Gini coefficient), floored at 0;
-/// None when either outcome is missing. Ties count one half.
-pub fn skill(mut pairs: Vec<(f64, bool)>) -> Option<f64> {
+/// Area under the ROC curve of predictions against outcomes (Mann-Whitney, ties count one
+/// half); None when either outcome is missing. The one AUC of the crawler and its bench.
+pub fn auc(mut pairs: Vec<(f64, bool)>) -> Option<f64> {
     let pos = pairs.iter().filter(|p| p.1).count();
     let neg = pairs.len() - pos;
     if pos == 0 || neg == 0 {
@@ -156,8 +156,13 @@ pub fn skill(mut pairs: Vec<(f64, bool)>) -> Option<f64> {
         i = j;
     }
     let (pos, neg) = (pos as f64, neg as f64);
-    let auc = (rank_sum - pos * (pos + 1.0) / 2.0) / (pos * neg);
-    Some((2.0 * auc - 1.0).max(0.0))
+    Some((rank_sum - pos * (pos + 1.0) / 2.0) / (pos * neg))
+}
+
+/// How well predictions separate outcomes: 2 × AUC − 1 (the Gini coefficient), floored at 0;
+/// None when either outcome is missing. Ties count one half.
+pub fn skill(pairs: Vec<(f64, bool)>) -> Option<f64> {
+    auc(pairs).map(|auc| (2.0 * auc - 1.0).max(0.0))
 }
 
 impl Apprentice {

@@ -22,30 +22,8 @@ pub struct HubQuality {
     pub distinct: usize,
 }
 
-/// Area under the ROC curve of `scores` against `labels` (ties count one half); None when
-/// either class is empty.
-pub fn auc(mut pairs: Vec<(f64, bool)>) -> Option<f64> {
-    let pos = pairs.iter().filter(|p| p.1).count();
-    let neg = pairs.len() - pos;
-    if pos == 0 || neg == 0 {
-        return None;
-    }
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // Mann-Whitney: the sum of the positives' ranks (ties get their mean rank).
-    let mut rank_sum = 0.0;
-    let mut i = 0;
-    while i < pairs.len() {
-        let mut j = i;
-        while j < pairs.len() && pairs[j].0 == pairs[i].0 {
-            j += 1;
-        }
-        let mean_rank = (i + 1 + j) as f64 / 2.0;
-        rank_sum += mean_rank * pairs[i..j].iter().filter(|p| p.1).count() as f64;
-        i = j;
-    }
-    let (pos, neg) = (pos as f64, neg as f64);
-    Some((rank_sum - pos * (pos + 1.0) / 2.0) / (pos * neg))
-}
+/// Area under the ROC curve (the classifier crate's one definition, shared with the apprentice's critic).
+pub use forager_classifier::apprentice::auc;
 
 /// The quality of each distiller method's top 10 hubs on the crawl in `db`, and of the
 /// true-count ceiling.
