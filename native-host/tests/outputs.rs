@@ -97,7 +97,7 @@ fn existing(f: &Fixture, kind: &str, p: PathBuf) -> PathBuf {
 }
 
 /// The commands that write a file or directory the user names, aimed at `out`.
-const COMMANDS: [&str; 9] = [
+const COMMANDS: [&str; 10] = [
     "export",
     "report --html",
     "crawl --fetch-log",
@@ -107,6 +107,7 @@ const COMMANDS: [&str; 9] = [
     "gen-web --out",
     "partial-web --out",
     "install",
+    "feed --out",
 ];
 
 fn command(f: &Fixture, which: &str, out: &Path, n: usize) -> Command {
@@ -115,6 +116,7 @@ fn command(f: &Fixture, which: &str, out: &Path, n: usize) -> Command {
     let fresh_db = f.dir.join(format!("case{n}")).join("fresh.db");
     match which {
         "export" => c.arg("export").arg(&f.db).arg("--out").arg(out),
+        "feed --out" => c.arg("feed").arg(&f.db).arg("--out").arg(out),
         "report --html" => c.arg("report").arg(&f.db).arg("--html").arg(out),
         "crawl --fetch-log" | "crawl --warc" => {
             c.args(["crawl", "--task", "astronomy", "--pages", "5", "--web"])

@@ -1,7 +1,7 @@
 //! `forager feed`: what is new in a crawl as an Atom feed (new relevant pages, pages changed
 //! on a revisit).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use forager::store::Store;
 use std::path::PathBuf;
 
@@ -33,9 +33,10 @@ pub(crate) fn run(a: Args) -> Result<()> {
         .map(forager::feed::parse_time)
         .transpose()?
         .unwrap_or(0.0);
-    if a.out.exists() && !a.force {
-        bail!("{} exists; pass --force to replace it", a.out.display());
-    }
+    // Refused before any work: an existing file only with --force, never a link, a FIFO, a
+    // directory, a crawl database or a model (the one rule of every command's outputs).
+    let policy = forager::output::Policy::data(a.force);
+    forager::output::check(&a.out, policy)?;
     Store::upgrade(&a.db)?;
     let ro = forager::store::ReadOnly::open(&a.db)?;
     let abs = std::fs::canonicalize(&a.db).unwrap_or_else(|_| a.db.clone());
@@ -46,8 +47,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
     let name = a.db.file_stem().map(|s| s.to_string_lossy().into_owned());
     let title = format!("Forager: new in {}", name.as_deref().unwrap_or("the crawl"));
     let (xml, n) = forager::feed::atom(&ro.read(), since, &id, &title)?;
-    forager::model_file::write_atomic(&a.out, xml.as_bytes())
-        .with_context(|| format!("writing {}", a.out.display()))?;
+    forager::output::write(&a.out, xml.as_bytes(), policy)?;
     eprintln!("wrote {} ({n} entries)", a.out.display());
     Ok(())
 }
