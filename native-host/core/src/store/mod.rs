@@ -559,15 +559,7 @@ mod tests {
     use super::*;
 
     fn seed(url: &str) -> NewUrl {
-        NewUrl {
-            url: url.into(),
-            host: url::Url::parse(url).unwrap().host_str().unwrap().into(),
-            score: 1.0,
-            depth: 0,
-            via: None,
-            features: None,
-            weight: 1.0,
-        }
+        NewUrl::seed(&url::Url::parse(url).unwrap())
     }
 
     fn temp_db(name: &str) -> std::path::PathBuf {

@@ -467,15 +467,7 @@ mod tests {
     use crate::store::{NewUrl, Outcome};
 
     fn seed(url: &str) -> NewUrl {
-        NewUrl {
-            url: url.into(),
-            host: url::Url::parse(url).unwrap().host_str().unwrap().into(),
-            score: 1.0,
-            depth: 0,
-            via: None,
-            features: None,
-            weight: 1.0,
-        }
+        NewUrl::seed(&url::Url::parse(url).unwrap())
     }
 
     #[test]

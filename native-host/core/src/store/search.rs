@@ -351,15 +351,7 @@ mod tests {
     }
 
     fn seed(url: &str) -> NewUrl {
-        NewUrl {
-            url: url.into(),
-            host: url::Url::parse(url).unwrap().host_str().unwrap().into(),
-            score: 1.0,
-            depth: 0,
-            via: None,
-            features: None,
-            weight: 1.0,
-        }
+        NewUrl::seed(&url::Url::parse(url).unwrap())
     }
 
     /// Fetches `pages` (url, R, title, text) into a new store.
