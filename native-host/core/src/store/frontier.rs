@@ -3,27 +3,9 @@
 //! priority asc, rnd), never sorted at selection time.
 
 use super::features_to_blob;
+use super::seen::{Caches, Known};
 use super::{fnv64, now, ApprenticeEvidence, DocStatus, NewUrl, PageId, Result, Store, Work};
 use rusqlite::params;
-use std::collections::HashMap;
-
-/// The server id and crawled count of `host`, inserting the server on first sight.
-pub(super) fn server(
-    tx: &rusqlite::Transaction<'_>,
-    hosts: &mut HashMap<String, (i64, i64)>,
-    host: &str,
-) -> Result<(i64, i64)> {
-    if let Some(&v) = hosts.get(host) {
-        return Ok(v);
-    }
-    tx.prepare_cached("INSERT OR IGNORE INTO server(host) VALUES(?1)")?
-        .execute([host])?;
-    let v = tx
-        .prepare_cached("SELECT sid, crawled FROM server WHERE host = ?1")?
-        .query_row([host], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    hosts.insert(host.to_owned(), v);
-    Ok(v)
-}
 
 /// Puts a URL in the frontier (relevance: the max over its parents while unvisited) and records
 /// the link that led to it.
@@ -34,8 +16,8 @@ pub(super) fn enqueue(
     src: Option<(i64, i64)>,
     instances: &mut Vec<ApprenticeEvidence>,
 ) -> Result<()> {
-    let (sid, crawled) = server(tx, &mut caches.hosts, &u.host)?;
-    let known = match caches.known.get_mut(&u.url) {
+    let (sid, crawled) = caches.server(tx, &u.host)?;
+    let known = match caches.row(tx, &u.url)? {
         Some(k) => {
             // A URL seen before: skip the URL index unless its frontier score must rise.
             if !k.fetched && u.score > k.relevance {
@@ -43,9 +25,15 @@ pub(super) fn enqueue(
                     "UPDATE doc SET relevance = max(relevance, ?2) WHERE oid = ?1 AND status = 0",
                 )?
                 .execute(params![k.oid, u.score])?;
-                k.relevance = u.score;
+                let k = Known {
+                    relevance: u.score,
+                    ..k
+                };
+                caches.remember(&u.url, k);
+                k
+            } else {
+                k
             }
-            *k
         }
         None => {
             let (oid, st, relevance): (i64, DocStatus, f64) = tx
@@ -89,37 +77,6 @@ pub(super) fn enqueue(
         }
     }
     Ok(())
-}
-
-/// What the store remembers of a URL it has seen, so repeated links skip the URL index.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Known {
-    pub(super) oid: i64,
-    /// Fetched (its relevance is then its own R(d)).
-    pub(super) fetched: bool,
-    /// Its relevance as last written by this store.
-    pub(super) relevance: f64,
-}
-
-/// URLs remembered at most; past that the memory starts afresh.
-const KNOWN_LIMIT: usize = 400_000;
-
-/// In-memory mirrors of the `server` table and of recently seen URLs. Every write through the
-/// store keeps them true; writes that change many rows at once (re-scoring, feedback) clear them.
-#[derive(Default)]
-pub(super) struct Caches {
-    /// host → (sid, pages crawled).
-    pub(super) hosts: HashMap<String, (i64, i64)>,
-    pub(super) known: rustc_hash::FxHashMap<String, Known>,
-}
-
-impl Caches {
-    pub(super) fn remember(&mut self, url: &str, k: Known) {
-        if self.known.len() >= KNOWN_LIMIT {
-            self.known.clear();
-        }
-        self.known.insert(url.to_owned(), k);
-    }
 }
 
 /// A checked-out URL from a row of (oid, url, depth, relevance, num_tries).

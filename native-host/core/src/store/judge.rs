@@ -44,7 +44,7 @@ impl Store {
             }
         }
         tx.commit()?;
-        self.caches.known.clear();
+        self.caches.rows_changed();
         Ok(())
     }
 }

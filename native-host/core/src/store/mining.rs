@@ -52,7 +52,7 @@ impl Store {
             }
         }
         tx.commit()?;
-        self.caches.known.clear();
+        self.caches.rows_changed();
         Ok(n)
     }
 
@@ -101,7 +101,7 @@ impl Store {
     /// other servers of the `top` best hubs get at least `score` (the policy's boost); returns
     /// how many.
     pub fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize> {
-        self.caches.known.clear();
+        self.caches.rows_changed();
         Ok(self.conn.execute(
             "UPDATE doc SET relevance = max(relevance, ?2) WHERE status = 0 AND oid IN (
                SELECT l.oid_dst FROM link l
@@ -114,7 +114,7 @@ impl Store {
     /// "Crawl more from here": the unvisited out-links of the fetched page `url` (on any
     /// server) get at least `score`, like the distiller's feedback; returns how many.
     pub fn boost_out_links(&mut self, url: &str, score: f64) -> Result<usize> {
-        self.caches.known.clear();
+        self.caches.rows_changed();
         Ok(self.conn.execute(
             "UPDATE doc SET relevance = max(relevance, ?2) WHERE status = 0 AND oid IN (
                SELECT l.oid_dst FROM link l

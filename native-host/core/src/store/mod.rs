@@ -16,8 +16,9 @@ mod news;
 mod read;
 mod record;
 mod search;
+mod seen;
 
-use frontier::Caches;
+use seen::Caches;
 
 pub use crawl_db::{CrawlDb, InLink, PageId, PageText, PAGE};
 pub use judge::{fetched_text_of, TextSample, Verdict};

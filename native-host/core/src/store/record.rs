@@ -1,7 +1,8 @@
 //! Recording a batch of fetch outcomes in one transaction: statuses, compressed texts, the
 //! fetch order, redirect targets, new links and the apprentice's training instances.
 
-use super::frontier::{enqueue, Caches, Known};
+use super::frontier::enqueue;
+use super::seen::{Caches, Known};
 use super::{
     features_from_blob, now, search, ApprenticeEvidence, DocStatus, FetchedPage, NewUrl, Outcome,
     Recorded, Result, Store,
@@ -160,9 +161,7 @@ fn record_attempt(
         );
         tx.prepare_cached("UPDATE server SET crawled = crawled + 1 WHERE sid = ?1")?
             .execute([sid])?;
-        if let Some(h) = caches.hosts.get_mut(&host) {
-            h.1 += 1;
-        }
+        caches.crawled_one(&host);
     }
     for l in &o.links {
         enqueue(tx, caches, l, Some((o.oid.raw(), sid)), &mut rec.instances)?;
