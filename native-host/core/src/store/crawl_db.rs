@@ -8,7 +8,8 @@
 //! time ([`PAGE`] rows, keyed on the last row read), so the trait takes no closures and can be
 //! used as `dyn CrawlDb`.
 
-use super::{judge::Verdict, ApprenticeEvidence, NewUrl, Outcome, Recorded, Result, Store, Work};
+use super::{judge::Verdict, ApprenticeEvidence, NewUrl, Outcome, Reader, Recorded, Result};
+use super::{Store, Work};
 use crate::distiller::{Edge, Scores};
 use std::collections::HashMap;
 
@@ -140,6 +141,10 @@ pub trait CrawlDb: Send + 'static {
     fn save_host_slots(&mut self, _slots: &[(String, f64)]) -> Result<()> {
         Ok(())
     }
+
+    // The read side.
+    /// The crawl's questions ([`Reader`]) over this door's own connection.
+    fn reader(&self) -> Box<dyn Reader + '_>;
 }
 
 impl CrawlDb for Store {
@@ -219,6 +224,9 @@ impl CrawlDb for Store {
     fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
         Store::save_host_slots(self, slots)
     }
+    fn reader(&self) -> Box<dyn Reader + '_> {
+        Box::new(self.read())
+    }
 }
 
 /// A boxed door is a door: the crawl runs on whatever back-end [`super::open`] chose.
@@ -292,5 +300,14 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     }
     fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize> {
         (**self).boost_hub_neighbours(top, score)
+    }
+    fn host_slots(&self) -> Result<Vec<(String, f64)>> {
+        (**self).host_slots()
+    }
+    fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
+        (**self).save_host_slots(slots)
+    }
+    fn reader(&self) -> Box<dyn Reader + '_> {
+        (**self).reader()
     }
 }

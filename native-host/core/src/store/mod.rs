@@ -22,10 +22,10 @@ use seen::Caches;
 
 pub use crawl_db::{CrawlDb, InLink, PageId, PageText, PAGE};
 pub use judge::{fetched_text_of, TextSample, Verdict};
-pub use locator::{open, Locator};
-pub use mining::{each_fetched_text, graph_of};
+pub use locator::{open, open_read, upgrade, Locator};
+pub use mining::graph_of;
 pub use news::{NewsItem, NewsKind, NEWS_MIN_RELEVANCE};
-pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
+pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow, SqliteReader};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 pub use search::{
     fts_query, SearchHit, SearchRanking, MARK_END, MARK_START, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
