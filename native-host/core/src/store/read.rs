@@ -73,6 +73,11 @@ pub trait Reader {
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>>;
     /// The model the crawl was started with (taxonomy, examples, good marks), as saved.
     fn model_bytes(&self) -> Result<Option<Vec<u8>>>;
+    /// The workers of the crawl and their leases, by name (none in a crawl that is not
+    /// running).
+    fn workers(&self) -> Result<Vec<super::WorkerRow>> {
+        Ok(Vec::new())
+    }
     /// The fetched pages matching `query` (as a user typed it), best first, at most `limit`.
     fn search(
         &self,
@@ -571,6 +576,10 @@ impl<C: Borrow<Connection>> Reader for SqliteReader<C> {
 
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         super::judge::fetched_texts_of(self.conn(), after, limit)
+    }
+
+    fn workers(&self) -> Result<Vec<super::WorkerRow>> {
+        super::lease::workers_of(self.conn())
     }
 
     fn search(&self, query: &str, limit: usize, ranking: SearchRanking) -> Result<Vec<SearchHit>> {
