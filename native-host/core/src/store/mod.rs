@@ -13,6 +13,7 @@ mod lease;
 mod locator;
 mod mining;
 mod news;
+pub mod postgres;
 mod read;
 mod record;
 mod search;
