@@ -8,6 +8,8 @@ WASM_BINDGEN_VERSION=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v firefox-esr >/dev/null 2>&1 || need_apt+=(firefox-esr)
+# PostgreSQL's server for the shared-crawl tests (scripts/pg-cluster.sh starts a throwaway one).
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -6,6 +6,12 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
+echo "== a throwaway PostgreSQL cluster for the shared-crawl tests (stopped and deleted on exit)"
+scripts/pg-cluster.sh stop
+trap 'scripts/pg-cluster.sh stop' EXIT
+FORAGER_TEST_PG=$(scripts/pg-cluster.sh start)
+export FORAGER_TEST_PG
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

@@ -7,7 +7,7 @@
 
 mod common;
 use forager::miniweb::MiniWeb;
-use forager::store::{DocStatus, NewUrl, Outcome, ReadOnly, SearchRanking, Store};
+use forager::store::{DocStatus, NewUrl, Outcome, ReadOnly, Reader as _, SearchRanking, Store};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

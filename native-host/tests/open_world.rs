@@ -4,7 +4,7 @@
 use forager::crawl::{self, CrawlConfig, Mode, OpenWorldConfig};
 use forager::fetch::FetchConfig;
 use forager::miniweb::MiniWeb;
-use forager::store::{NewUrl, Store};
+use forager::store::{NewUrl, Reader as _, Store};
 use std::path::Path;
 use std::time::Duration;
 

@@ -102,7 +102,7 @@ pub struct Row {
 
 /// The rows of `what`, best first for hubs and authorities (zero scores left out), in fetch
 /// order for pages.
-pub fn rows(db: &Reader, what: What) -> Result<Vec<Row>, StoreError> {
+pub fn rows(db: &dyn Reader, what: What) -> Result<Vec<Row>, StoreError> {
     let ranked = |ranking| -> Result<Vec<Row>, StoreError> {
         Ok((db.ranked(ranking, None)?.into_iter())
             .map(|p| Row {
@@ -172,7 +172,7 @@ fn iso_utc(secs: f64) -> Option<String> {
 }
 
 /// `rows` written in `format`.
-pub fn export(db: &Reader, what: What, format: Format) -> Result<String, ExportError> {
+pub fn export(db: &dyn Reader, what: What, format: Format) -> Result<String, ExportError> {
     let rows = rows(db, what)?;
     match format {
         Format::Jsonl => Ok(rows
@@ -208,6 +208,7 @@ pub fn export(db: &Reader, what: What, format: Format) -> Result<String, ExportE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::SqliteReader;
     use rusqlite::Connection;
 
     fn db() -> Connection {
@@ -232,7 +233,7 @@ mod tests {
 
     #[test]
     fn csv_quotes_titles_and_a_reader_gets_the_rows_back() {
-        let text = export(&Reader::over(&db()), What::Hubs, Format::Csv).unwrap();
+        let text = export(&SqliteReader::over(db()), What::Hubs, Format::Csv).unwrap();
         let mut r = csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
         assert_eq!(
@@ -264,13 +265,13 @@ mod tests {
     fn csv_times_are_iso_8601_utc() {
         assert_eq!(iso_utc(100.5).as_deref(), Some("1970-01-01T00:01:40.500Z"));
         assert_eq!(iso_utc(f64::NAN), None);
-        let text = export(&Reader::over(&db()), What::Pages, Format::Csv).unwrap();
+        let text = export(&SqliteReader::over(db()), What::Pages, Format::Csv).unwrap();
         assert!(text.contains(",1970-01-01T00:01:40.500Z,"), "{text}");
     }
 
     #[test]
     fn jsonl_lists_fetched_pages_in_fetch_order() {
-        let text = export(&Reader::over(&db()), What::Pages, Format::Jsonl).unwrap();
+        let text = export(&SqliteReader::over(db()), What::Pages, Format::Jsonl).unwrap();
         let lines: Vec<serde_json::Value> = (text.lines())
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
@@ -279,7 +280,7 @@ mod tests {
         assert_eq!(lines[1]["best_leaf"], "/Science/Astronomy");
         assert_eq!(lines[1]["fetched_at"], 100.5);
         assert!(lines[0]["score"].is_null());
-        let empty = export(&Reader::over(&db()), What::Authorities, Format::Csv).unwrap();
+        let empty = export(&SqliteReader::over(db()), What::Authorities, Format::Csv).unwrap();
         assert_eq!(
             empty.trim(),
             "url,title,relevance,best_leaf,fetched_at,score,relevant_links,fetched_links"

@@ -60,7 +60,12 @@ fn xml_chars(s: &str) -> String {
 
 /// The feed of what is new after `since` (Unix time) in the crawl read by `db`; `id` names the
 /// crawl (the feed's permanent id) and `title` is shown by readers.
-pub fn atom(db: &Reader, since: f64, id: &str, title: &str) -> Result<(String, usize), FeedError> {
+pub fn atom(
+    db: &dyn Reader,
+    since: f64,
+    id: &str,
+    title: &str,
+) -> Result<(String, usize), FeedError> {
     let (items, _) = db.news_since(since, MAX_ENTRIES)?;
     let updated = items.iter().map(|i| i.at).fold(since.max(0.0), f64::max);
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);

@@ -31,7 +31,7 @@ pub struct Confidence {
 
 /// The confidence of the crawl's own model on its fetched pages; `None` when the database
 /// holds no readable model.
-pub fn confidence(db: &Reader) -> Result<Option<Confidence>, StoreError> {
+pub fn confidence(db: &dyn Reader) -> Result<Option<Confidence>, StoreError> {
     let Some(mut model) = db.model_bytes()?.and_then(|b| Model::from_bytes(&b).ok()) else {
         return Ok(None);
     };
@@ -71,7 +71,7 @@ pub fn confidence(db: &Reader) -> Result<Option<Confidence>, StoreError> {
 }
 
 /// The sample an open-world crawl learns its background from ([`TextSample`]).
-fn sample(db: &Reader, max: usize) -> Result<Vec<(String, String)>, StoreError> {
+fn sample(db: &dyn Reader, max: usize) -> Result<Vec<(String, String)>, StoreError> {
     let mut sample = TextSample::new(max);
     db.each_fetched_text::<StoreError>(|url, text| {
         sample.offer(url, text);

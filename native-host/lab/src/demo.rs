@@ -314,6 +314,7 @@ fn print_hubs(
     db: &std::path::Path,
 ) -> anyhow::Result<String> {
     let mut store = forager_core::store::Store::open(db)?;
+    use forager_core::store::Reader as _;
     let (edges, rel) = store.graph()?;
     let scores = forager_core::distiller::distill(&edges, &rel, &Default::default());
     store.save_distillation(&scores)?;

@@ -6,7 +6,7 @@
 use crate::miniweb::{MiniWeb, Task};
 use forager_classifier::Model;
 use forager_core::crawl::{self, ApprenticeConfig, CrawlConfig, Mode};
-use forager_core::store::Store;
+use forager_core::store::{Reader as _, Store};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Serialize;

@@ -27,7 +27,11 @@ pub use forager_classifier::apprentice::auc;
 
 /// The quality of each distiller method's top 10 hubs on the crawl in `db`, and of the
 /// true-count ceiling.
-pub fn hub_quality(db: &Reader, web: &MiniWeb, task: &Task) -> Result<Vec<HubQuality>, StoreError> {
+pub fn hub_quality(
+    db: &dyn Reader,
+    web: &MiniWeb,
+    task: &Task,
+) -> Result<Vec<HubQuality>, StoreError> {
     let (edges, rel) = db.graph()?;
     let mut urls: HashMap<i64, String> = HashMap::new();
     let mut url = |oid: i64| -> Result<String, StoreError> {

@@ -147,7 +147,7 @@ pub struct Report {
 
 /// Builds the report of a crawl database; hub and authority scores come from the last
 /// distillation, or are computed now when there is none.
-pub fn build(db: &Reader, top: usize) -> Result<Report, StoreError> {
+pub fn build(db: &dyn Reader, top: usize) -> Result<Report, StoreError> {
     let scored = |ranking| -> Result<Vec<Scored>, StoreError> {
         Ok((db.ranked(ranking, Some(top))?.into_iter())
             .map(|p| Scored {

@@ -138,11 +138,10 @@ pub(crate) struct Args {
 
 pub(crate) fn run(a: Args) -> Result<()> {
     check(&a)?;
-    use forager::store::Store;
+    use forager::store::Locator;
+    let locator = super::locator(&a.db);
     if a.new {
-        if let Some(kept) = Store::set_aside(&a.db)? {
-            eprintln!("kept the previous crawl as {}", kept.display());
-        }
+        set_aside(&locator)?;
     }
     // Everything that can fail before the database is opened, so that a mistake leaves no
     // empty database and lock file behind.
@@ -153,11 +152,12 @@ pub(crate) fn run(a: Args) -> Result<()> {
         _ => None,
     };
     let given = a.model.as_deref().map(read_model).transpose()?;
-    if given.is_none() && web.is_none() && std::fs::symlink_metadata(&a.db).is_err() {
+    let missing = matches!(&locator, Locator::Sqlite(p) if std::fs::symlink_metadata(p).is_err());
+    if given.is_none() && web.is_none() && missing {
         bail!("no model: give --model or --web, or resume a database that has one");
     }
-    let mut store = Store::open(&a.db)?;
-    let mut model = model_of(&a, given, web.as_ref(), task.as_ref(), &store)?;
+    let mut store = forager::store::open(&locator)?;
+    let mut model = model_of(&a, given, web.as_ref(), task.as_ref(), &*store)?;
     let mut seeds: Vec<String> = a.seed.clone();
     if let Some(t) = &task {
         seeds.extend(t.seeds.iter().cloned());
@@ -218,6 +218,19 @@ pub(crate) fn run(a: Args) -> Result<()> {
         }
         anyhow::Ok(())
     })
+}
+
+/// `--new`: the previous crawl in a SQLite file is kept beside it under another name.
+fn set_aside(locator: &forager::store::Locator) -> Result<()> {
+    let forager::store::Locator::Sqlite(path) = locator else {
+        bail!(
+            "--new sets a SQLite crawl database aside; on a database server, start a new database"
+        );
+    };
+    if let Some(kept) = forager::store::Store::set_aside(path)? {
+        eprintln!("kept the previous crawl as {}", kept.display());
+    }
+    Ok(())
 }
 
 /// Why the crawl stopped and which hosts failed, in words, and the time spent waiting for them.
@@ -288,13 +301,13 @@ fn model_of(
     given: Option<Model>,
     web: Option<&MiniWeb>,
     task: Option<&forager::miniweb::Task>,
-    store: &forager::store::Store,
+    store: &dyn forager::store::CrawlDb,
 ) -> Result<Model> {
     let mut model = if let Some(m) = given {
         m
     } else if let Some(w) = web {
         training::from_miniweb(w, TextOptions::default(), TrainOptions::default())?.0
-    } else if let Some(rusqlite::types::Value::Blob(b)) = store.meta("model")? {
+    } else if let Some(b) = store.reader().model_bytes()? {
         Model::from_bytes(&b)?
     } else {
         bail!("no model: give --model or --web, or resume a database that has one");
@@ -316,7 +329,7 @@ fn apprentice_of(a: &Args) -> Result<Option<forager::crawl::ApprenticeConfig>> {
     }
     let initial = match &a.apprentice_from {
         Some(p) => {
-            let ap = forager::store::Store::open(p)?.trained_apprentice()?;
+            let ap = super::open_read(p)?.trained_apprentice()?;
             eprintln!(
                 "apprentice trained offline on {:?} instances [low, high]",
                 ap.instances()

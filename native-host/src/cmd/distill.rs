@@ -33,7 +33,7 @@ pub(crate) fn cmd_distill(
     json: bool,
     method: forager::distiller::Method,
 ) -> Result<()> {
-    let mut store = forager::store::Store::open(db)?;
+    let mut store = forager::store::open(&super::locator(db))?;
     let (edges, rel) = store.graph()?;
     let t = std::time::Instant::now();
     let params = forager::distiller::Params {
@@ -43,12 +43,13 @@ pub(crate) fn cmd_distill(
     let scores = forager::distiller::distill(&edges, &rel, &params);
     let ms = t.elapsed().as_secs_f64() * 1e3;
     store.save_distillation(&scores)?;
-    let url_of = |oid: i64| -> Result<String> { Ok(store.read().url_of(oid)?.unwrap_or_default()) };
+    let url_of =
+        |oid: i64| -> Result<String> { Ok(store.reader().url_of(oid)?.unwrap_or_default()) };
     let list = |v: &[(i64, f64)]| -> Result<Vec<serde_json::Value>> {
         v.iter()
             .take(top)
             .map(|&(oid, score)| {
-                let (fetched, relevant) = store.read().link_evidence(oid)?;
+                let (fetched, relevant) = store.reader().link_evidence(oid)?;
                 Ok(serde_json::json!({"url": url_of(oid)?, "score": score,
                     "relevant_links": relevant, "fetched_links": fetched}))
             })

@@ -37,8 +37,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     if let Some(path) = &out {
         forager::output::check(path, policy)?;
     }
-    let db = forager::store::ReadOnly::open(&db)?;
-    let text = forager::export::export(&db.read(), what, format)?;
+    let db = super::open_read(&db)?;
+    let text = forager::export::export(&*db, what, format)?;
     match out {
         Some(path) => {
             forager::output::write(&path, text.as_bytes(), policy)?;

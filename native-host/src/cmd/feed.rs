@@ -1,8 +1,7 @@
 //! `forager feed`: what is new in a crawl as an Atom feed (new relevant pages, pages changed
 //! on a revisit).
 
-use anyhow::{bail, Result};
-use forager::store::Store;
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// Arguments of `forager feed`.
@@ -24,9 +23,6 @@ pub(crate) struct Args {
 
 /// Runs `forager feed`.
 pub(crate) fn run(a: Args) -> Result<()> {
-    if !a.db.exists() {
-        bail!("{}: no such crawl database", a.db.display());
-    }
     let since = a
         .since
         .as_deref()
@@ -37,8 +33,9 @@ pub(crate) fn run(a: Args) -> Result<()> {
     // directory, a crawl database or a model (the one rule of every command's outputs).
     let policy = forager::output::Policy::data(a.force);
     forager::output::check(&a.out, policy)?;
-    Store::upgrade(&a.db)?;
-    let ro = forager::store::ReadOnly::open(&a.db)?;
+    drop(super::open_read(&a.db)?);
+    forager::store::upgrade(&super::locator(&a.db))?;
+    let ro = super::open_read(&a.db)?;
     let abs = std::fs::canonicalize(&a.db).unwrap_or_else(|_| a.db.clone());
     let id = format!(
         "urn:forager:crawl:{:016x}",
@@ -46,7 +43,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
     );
     let name = a.db.file_stem().map(|s| s.to_string_lossy().into_owned());
     let title = format!("Forager: new in {}", name.as_deref().unwrap_or("the crawl"));
-    let (xml, n) = forager::feed::atom(&ro.read(), since, &id, &title)?;
+    let (xml, n) = forager::feed::atom(&*ro, since, &id, &title)?;
     forager::output::write(&a.out, xml.as_bytes(), policy)?;
     eprintln!("wrote {} ({n} entries)", a.out.display());
     Ok(())

@@ -5,7 +5,6 @@
 use crate::read_model;
 use anyhow::{Context, Result};
 use forager::parse::{parse_page, OutLink};
-use forager::store::ReadOnly;
 use forager_classifier::apprentice::{Apprentice, DEFAULT_D_MAX};
 use forager_classifier::links::{score_links, LinkSpan};
 use forager_classifier::Scratch;
@@ -45,9 +44,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let classifier = model.classifier();
     let apprentice = match &args.db {
         Some(db) => Some(
-            ReadOnly::open(db)
+            super::open_read(db)
                 .with_context(|| format!("opening {}", db.display()))?
-                .read()
                 .trained_apprentice()?,
         ),
         None => None,

@@ -22,3 +22,23 @@ pub(crate) mod starter_model;
 pub(crate) mod status;
 pub(crate) mod train;
 pub(crate) mod uninstall;
+
+use forager::store::{Locator, Reader};
+use std::path::Path;
+
+/// The crawl database an argument names: a file, or a `postgres://` server.
+pub(crate) fn locator(db: &Path) -> Locator {
+    Locator::from_path(db)
+}
+
+/// Opens the crawl database `db` names for reading (a missing file is an error, never
+/// created).
+pub(crate) fn open_read(db: &Path) -> anyhow::Result<Box<dyn Reader + Send>> {
+    let l = locator(db);
+    if let Locator::Sqlite(p) = &l {
+        if std::fs::symlink_metadata(p).is_err() {
+            anyhow::bail!("{}: no such crawl database", p.display());
+        }
+    }
+    Ok(forager::store::open_read(&l)?)
+}

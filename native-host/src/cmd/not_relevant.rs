@@ -30,7 +30,7 @@ pub(crate) struct Args {
 pub(crate) fn run(a: Args) -> Result<()> {
     let mut model = read_model(&a.model)?;
     let conn = match &a.db {
-        Some(db) => Some(forager::store::ReadOnly::open(db)?),
+        Some(db) => Some(super::open_read(db)?),
         None => None,
     };
     let fetcher = forager::fetch::Fetcher::new(FetchConfig {
@@ -52,7 +52,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
             continue;
         }
         let stored = match &conn {
-            Some(c) => c.read().fetched_text(url)?,
+            Some(c) => c.fetched_text(url)?,
             None => None,
         };
         let text = match stored {

@@ -36,7 +36,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     if let Some(path) = &html {
         forager::output::check(path, policy)?;
     }
-    let r = forager::report::build(&forager::store::ReadOnly::open(&db)?.read(), top)?;
+    let r = forager::report::build(&*super::open_read(&db)?, top)?;
     if json {
         println!("{}", serde_json::to_string(&r)?);
     } else {

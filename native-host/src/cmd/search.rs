@@ -1,8 +1,8 @@
 //! `forager search`: find pages of a crawl by their words, best first (BM25 with the page's
 //! relevance R to the good topics).
 
-use anyhow::{bail, Result};
-use forager::store::{SearchHit, SearchRanking, Store};
+use anyhow::Result;
+use forager::store::{SearchHit, SearchRanking};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -27,19 +27,17 @@ pub(crate) struct Args {
 
 /// Runs `forager search`.
 pub(crate) fn run(a: Args) -> Result<()> {
-    if !a.db.exists() {
-        bail!("{}: no such crawl database", a.db.display());
-    }
     // A database made before search is indexed once (with a progress line), unless a crawl
     // is writing it.
-    Store::upgrade(&a.db)?;
-    let ro = forager::store::ReadOnly::open(&a.db)?;
+    drop(super::open_read(&a.db)?);
+    forager::store::upgrade(&super::locator(&a.db))?;
+    let ro = super::open_read(&a.db)?;
     let ranking = if a.text_only {
         SearchRanking::TextOnly
     } else {
         SearchRanking::Combined
     };
-    let hits = ro.read().search(&a.query, a.limit, ranking)?;
+    let hits = ro.search(&a.query, a.limit, ranking)?;
     if a.json {
         let v: Vec<serde_json::Value> = hits.iter().map(hit_json).collect();
         println!("{}", serde_json::Value::Array(v));

@@ -25,7 +25,13 @@ pub(crate) fn run(a: Args) -> Result<()> {
         bail!("--timeout must be a positive number of seconds");
     }
     let limit = std::time::Duration::from_secs_f64(a.timeout.min(1e6));
-    let conn = forager::store::Store::open_read_only(&a.db)?;
+    let forager::store::Locator::Sqlite(path) = super::locator(&a.db) else {
+        bail!(
+            "forager sql runs on SQLite crawl databases; on a database server, use its own \
+             client (psql) with the same tables"
+        );
+    };
+    let conn = forager::store::Store::open_read_only(&path)?;
     // A watchdog interrupts the query at the time limit (an infinite recursive CTE, say).
     let interrupt = conn.get_interrupt_handle();
     let (done, wait) = std::sync::mpsc::channel::<()>();

@@ -19,8 +19,8 @@ pub(crate) fn run(a: Args) -> Result<()> {
 }
 
 pub(crate) fn cmd_status(db: &Path, json: bool) -> Result<()> {
-    let ro = forager::store::ReadOnly::open(db)?;
-    let db = ro.read();
+    let ro = super::open_read(db)?;
+    let db = &*ro;
     let forager::store::Counts {
         fetched,
         frontier,

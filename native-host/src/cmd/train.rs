@@ -118,10 +118,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
         let mut t = model.self_trainer(opts.self_train_min_p)?;
         let mut pages = 0usize;
         for db in &self_train_from {
-            let db_ro = forager::store::ReadOnly::open(db)
-                .with_context(|| format!("opening {}", db.display()))?;
+            let db_ro =
+                super::open_read(db).with_context(|| format!("opening {}", db.display()))?;
             db_ro
-                .read()
                 .each_fetched_text(|url, text| -> Result<()> {
                     pages += 1;
                     t.offer(url, text)?;

@@ -25,7 +25,7 @@ impl Session {
         let tax = self.model.taxonomy();
         let (suggestions, looked) = off_the_runtime(|| -> Result<_, crate::store::StoreError> {
             let ro = read_only(&self.paths)?;
-            let census = ro.read().linked_census(widen::RELEVANT)?;
+            let census = ro.linked_census(widen::RELEVANT)?;
             let linked: Vec<(TopicId, u64)> = (census.into_iter())
                 .filter_map(|(c, n)| Some((TopicId::try_from(c).ok()?, n)))
                 .collect();
@@ -41,10 +41,7 @@ impl Session {
                     if room == 0 {
                         break;
                     }
-                    for (url, title) in
-                        ro.read()
-                            .linked_examples(widen::RELEVANT, i64::from(*c), room)?
-                    {
+                    for (url, title) in ro.linked_examples(widen::RELEVANT, i64::from(*c), room)? {
                         examples.push(ExampleLink { url, title });
                     }
                 }
@@ -71,10 +68,7 @@ impl Session {
                 ));
             }
             let bytes = off_the_runtime(|| -> Result<Vec<u8>, crate::store::StoreError> {
-                Ok(read_only(&self.paths)?
-                    .read()
-                    .trained_apprentice()?
-                    .to_bytes())
+                Ok(read_only(&self.paths)?.trained_apprentice()?.to_bytes())
             })?;
             self.apprentice = Some(bytes);
         }
@@ -125,7 +119,7 @@ impl Session {
             None => {
                 std::fs::create_dir_all(&self.paths.dir)
                     .map_err(|e| Refusal::Failed(format!("{}: {e}", self.paths.dir.display())))?;
-                let mut store = Store::open(&self.paths.db())?;
+                let mut store = crate::store::open(&locator(&self.paths))?;
                 off_the_runtime(|| store.add_seeds(&seeds))?;
                 false
             }
@@ -165,7 +159,7 @@ impl Session {
         let known = if self.paths.db().exists() {
             off_the_runtime(|| -> Result<Vec<_>, crate::store::StoreError> {
                 let ro = read_only(&self.paths)?;
-                let db = ro.read();
+                let db = &*ro;
                 canon.iter().map(|u| db.fate_of(u.as_str())).collect()
             })?
         } else {

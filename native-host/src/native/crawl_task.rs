@@ -91,7 +91,7 @@ impl Session {
         let proxy = req.proxy.as_deref().map(loopback_proxy).transpose()?;
         std::fs::create_dir_all(&self.paths.dir)
             .map_err(|e| Refusal::Failed(format!("{}: {e}", self.paths.dir.display())))?;
-        let mut store = Store::open(&self.paths.db())?;
+        let mut store = crate::store::open(&locator(&self.paths))?;
         let prepared = crawl::prepare(&mut store, &self.model, &start)?;
         // Without seeds a crawl resumes its frontier; with neither there is nothing to do.
         if prepared.seeds == 0 && prepared.frontier == 0 {
@@ -167,7 +167,7 @@ impl Session {
 
     /// Runs the crawl on its own task: progress to the status and the browser, pages and hubs
     /// pumped as events, and a last flush and `crawl_stopped` when it ends.
-    fn spawn_crawl(&mut self, store: Store, config: CrawlConfig, fetched_before: u64) {
+    fn spawn_crawl(&mut self, store: Box<dyn CrawlDb>, config: CrawlConfig, fetched_before: u64) {
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let status = self.status.clone();
         let out = self.out.clone();

@@ -115,7 +115,7 @@ impl Session {
                 Some(t) => t,
                 None => read_only(&self.paths)
                     .ok()
-                    .and_then(|db| db.read().fetched_text(url).ok().flatten())
+                    .and_then(|db| db.fetched_text(url).ok().flatten())
                     .ok_or_else(|| {
                         Refusal::Missing(format!(
                             "{url} was not fetched by the crawl: send its text"
@@ -147,7 +147,7 @@ impl Session {
                 let db = read_only(paths)?;
                 let mut t = model.self_trainer(min_p)?;
                 let mut pages = 0usize;
-                db.read().each_fetched_text(|url, text| {
+                db.each_fetched_text(|url, text| {
                     pages += 1;
                     t.offer(url, text)
                         .map(|_| ())

@@ -9,7 +9,7 @@ pub(super) fn db_progress(paths: &HostPaths) -> Option<Progress> {
         return None;
     }
     let ro = read_only(paths).ok()?;
-    let db = ro.read();
+    let db = &*ro;
     let counts = db.counts().ok()?;
     let relevance = db.relevance_in_fetch_order().ok()?;
     let recent = &relevance[relevance.len().saturating_sub(100)..];
@@ -31,9 +31,16 @@ pub(super) fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Where the host's crawl database is.
+pub(super) fn locator(paths: &HostPaths) -> Locator {
+    Locator::from(paths.db())
+}
+
 /// The host's crawl database, read-only.
-pub(super) fn read_only(paths: &HostPaths) -> Result<ReadOnly, crate::store::StoreError> {
-    ReadOnly::open(&paths.db())
+pub(super) fn read_only(
+    paths: &HostPaths,
+) -> Result<Box<dyn Reader + Send>, crate::store::StoreError> {
+    crate::store::open_read(&locator(paths))
 }
 
 /// A fetched page as the browser gets it (the title clipped).
@@ -59,7 +66,7 @@ pub(super) fn recent_pages(
     if !paths.db().exists() {
         return Ok(Vec::new());
     }
-    let rows = read_only(paths)?.read().latest_pages(limit)?;
+    let rows = read_only(paths)?.latest_pages(limit)?;
     // Newest first until the reply's budget is spent: it must fit in one frame.
     let mut v = Vec::new();
     let mut size = 0;
@@ -81,7 +88,7 @@ pub(super) fn hubs(paths: &HostPaths, top: usize) -> Result<HubsView, crate::sto
     }
     let ro = read_only(paths)?;
     let list = |ranking| -> Result<Vec<HubView>, crate::store::StoreError> {
-        Ok((ro.read().ranked(ranking, Some(top))?.into_iter())
+        Ok((ro.ranked(ranking, Some(top))?.into_iter())
             .map(|p| HubView {
                 url: p.url,
                 score: p.score,
@@ -109,7 +116,7 @@ impl Cursor {
     /// Starts after the pages already in the database (a resumed crawl).
     pub(super) fn start(paths: &HostPaths) -> Self {
         let seq = (read_only(paths).ok())
-            .and_then(|db| db.read().last_fetch_seq().ok())
+            .and_then(|db| db.last_fetch_seq().ok())
             .unwrap_or(0);
         Cursor {
             seq,
@@ -126,7 +133,7 @@ pub(super) fn flush_events(
     cursor: &mut Cursor,
 ) -> Result<(), crate::store::StoreError> {
     let ro = read_only(paths)?;
-    let db = ro.read();
+    let db = &*ro;
     loop {
         let rows = db.pages_since(cursor.seq, 2000)?;
         if rows.is_empty() {
@@ -191,9 +198,7 @@ pub(super) fn forward(
             send_pages(out, cursor, pages.into_iter().map(page_view).collect());
         }
         CrawlEvent::Distilled => {
-            let at = read_only(paths)
-                .ok()
-                .and_then(|db| db.read().distilled_at());
+            let at = read_only(paths).ok().and_then(|db| db.distilled_at());
             cursor.distilled_at = at.or(cursor.distilled_at);
             send_hubs(paths, out);
         }

@@ -68,10 +68,10 @@ fn export_text(
         W::Pages => What::Pages,
         W::Warc => return Err(Refusal::Invalid("the WARC archive is sent as bytes".into())),
         W::Report => {
-            let r = crate::report::build(&db.read(), 20)?;
+            let r = crate::report::build(&*db, 20)?;
             return Ok(crate::report::html(&r, "Forager crawl report"));
         }
     };
     let format = format.ok_or_else(|| Refusal::Invalid("give a format: csv or jsonl".into()))?;
-    crate::export::export(&db.read(), list, format).map_err(|e| Refusal::Failed(e.to_string()))
+    crate::export::export(&*db, list, format).map_err(|e| Refusal::Failed(e.to_string()))
 }

@@ -7,7 +7,7 @@
 
 use crate::crawl::{self, ApprenticeConfig, CrawlConfig, CrawlEvent, Mode, Progress};
 use crate::framing::{self, Frame, FrameError};
-use crate::store::{FetchedPage, Ranking, ReadOnly, Store};
+use crate::store::{CrawlDb, FetchedPage, Locator, Ranking, Reader, Store};
 use base64::Engine;
 use forager_classifier::{Model, TopicId, TopicInfo};
 use serde_json::Value;

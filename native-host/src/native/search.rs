@@ -27,12 +27,12 @@ pub struct HitView {
 
 /// Opens the host's crawl database for reading, upgraded to this build's schema first (a
 /// database made before search is indexed once); `None` when there is no crawl yet.
-fn readable(paths: &HostPaths) -> Result<Option<ReadOnly>, Refusal> {
+fn readable(paths: &HostPaths) -> Result<Option<Box<dyn Reader + Send>>, Refusal> {
     let db = paths.db();
     if !db.exists() {
         return Ok(None);
     }
-    off_the_runtime(|| Store::upgrade(&db))?;
+    off_the_runtime(|| crate::store::upgrade(&locator(paths)))?;
     Ok(Some(read_only(paths)?))
 }
 
@@ -45,7 +45,7 @@ pub(super) fn search(paths: &HostPaths, query: &str, most: u64) -> Result<Reply,
         return Ok(Reply::Search { hits: Vec::new() });
     };
     let found = off_the_runtime(|| {
-        (ro.read()).search(
+        ro.search(
             query,
             most.clamp(1, MAX_HITS) as usize,
             SearchRanking::Combined,
@@ -86,6 +86,6 @@ pub(super) fn whats_new(paths: &HostPaths, since: f64, limit: u64) -> Result<Rep
         });
     };
     let (pages, count): (Vec<NewsItem>, i64) =
-        off_the_runtime(|| ro.read().news_since(since, limit.min(MAX_NEWS) as usize))?;
+        off_the_runtime(|| ro.news_since(since, limit.min(MAX_NEWS) as usize))?;
     Ok(Reply::WhatsNew { now, count, pages })
 }

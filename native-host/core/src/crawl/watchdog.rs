@@ -57,6 +57,8 @@ pub(super) struct Watchdog<S: CrawlDb> {
     wave: std::collections::HashMap<store::PageId, usize>,
     last_flush: Instant,
     last_report: Instant,
+    /// When the crawl last renewed its host lease.
+    last_renew: Instant,
     reason: Option<StopReason>,
     frontier_dry: bool,
     stop_by: Option<Instant>,
@@ -139,6 +141,7 @@ impl<S: CrawlDb> Watchdog<S> {
             wave: std::collections::HashMap::new(),
             last_flush: Instant::now(),
             last_report: Instant::now(),
+            last_renew: Instant::now(),
             reason: None,
             frontier_dry: false,
             stop_by: None,
@@ -206,6 +209,13 @@ impl<S: CrawlDb> Watchdog<S> {
 
     /// Checks work out of the frontier for idle workers, within the page budget.
     pub(super) async fn checkout(&mut self) -> Result<(), CrawlError> {
+        if self.last_renew.elapsed() >= store::RENEW_EVERY {
+            self.last_renew = Instant::now();
+            blocking(&mut self.store, |s| {
+                s.renew(store::LOCAL_WORKER, store::LEASE)
+            })
+            .await?;
+        }
         if self.reason.is_some() {
             return Ok(());
         }
@@ -241,7 +251,10 @@ impl<S: CrawlDb> Watchdog<S> {
             Vec::new()
         };
         let m = n - work.len();
-        let fresh = blocking(&mut self.store, move |s| s.checkout(m)).await?;
+        let fresh = blocking(&mut self.store, move |s| {
+            s.checkout(store::LOCAL_WORKER, m, store::LEASE)
+        })
+        .await?;
         self.frontier_dry = fresh.is_empty() && work.is_empty();
         work.extend(fresh);
         if config.deterministic {

@@ -8,9 +8,11 @@
 //! time ([`PAGE`] rows, keyed on the last row read), so the trait takes no closures and can be
 //! used as `dyn CrawlDb`.
 
-use super::{judge::Verdict, ApprenticeEvidence, NewUrl, Outcome, Recorded, Result, Store, Work};
+use super::{judge::Verdict, ApprenticeEvidence, NewUrl, Outcome, Reader, Recorded, Result};
+use super::{Store, Work};
 use crate::distiller::{Edge, Scores};
 use std::collections::HashMap;
+use std::time::Duration;
 
 /// Rows per page of the door's bulk reads.
 pub const PAGE: usize = 2048;
@@ -101,8 +103,27 @@ pub trait CrawlDb: Send + 'static {
     fn frontier_len(&self) -> Result<i64>;
 
     // The frontier and the record of fetches.
-    /// Checks out up to `n` of the best frontier URLs for fetching.
-    fn checkout(&mut self, n: usize) -> Result<Vec<Work>>;
+    /// Checks out for `worker` up to `n` of the best frontier URLs among the hosts it holds
+    /// or no live worker holds (claimed as met, so hosts are taken in order of their best
+    /// pending URL), marking them in flight; the worker's lease starts or extends to `lease`
+    /// from now. One worker alone gets the global best-first order.
+    fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>>;
+
+    // Host leases: a worker holds hosts; only it checks out their URLs.
+    /// Claims for `worker` up to `n` hosts with frontier URLs no live worker holds, in order
+    /// of their best pending URL; returns their names.
+    fn claim_hosts(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<String>>;
+    /// Extends `worker`'s lease to `lease` from now (its heartbeat) and ends others' lapsed
+    /// leases; returns how many hosts `worker` holds.
+    fn renew(&mut self, worker: &str, lease: Duration) -> Result<usize>;
+    /// Gives `hosts` back (dry, or the worker stops): `worker`'s in-flight URLs of them
+    /// return to the frontier.
+    fn release_hosts(&mut self, worker: &str, hosts: &[String]) -> Result<()>;
+    /// Ends lapsed leases: their hosts are free, their in-flight URLs back in the frontier
+    /// (fetched pages stay); returns how many URLs came back.
+    fn expire_leases(&mut self) -> Result<usize>;
+    /// The hosts `worker` holds, by name.
+    fn held_hosts(&self, worker: &str) -> Result<Vec<String>>;
     /// Checks out up to `n` fetched pages older than `min_age` seconds for a revisit.
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>>;
     /// Returns checked-out URLs to the frontier unfetched.
@@ -140,6 +161,10 @@ pub trait CrawlDb: Send + 'static {
     fn save_host_slots(&mut self, _slots: &[(String, f64)]) -> Result<()> {
         Ok(())
     }
+
+    // The read side.
+    /// The crawl's questions ([`Reader`]) over this door's own connection.
+    fn reader(&self) -> Box<dyn Reader + '_>;
 }
 
 impl CrawlDb for Store {
@@ -173,8 +198,23 @@ impl CrawlDb for Store {
     fn frontier_len(&self) -> Result<i64> {
         Store::frontier_len(self)
     }
-    fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
-        Store::checkout(self, n)
+    fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
+        Store::checkout_leased(self, worker, n, lease)
+    }
+    fn claim_hosts(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<String>> {
+        Store::claim_hosts(self, worker, n, lease)
+    }
+    fn renew(&mut self, worker: &str, lease: Duration) -> Result<usize> {
+        Store::renew(self, worker, lease)
+    }
+    fn release_hosts(&mut self, worker: &str, hosts: &[String]) -> Result<()> {
+        Store::release_hosts(self, worker, hosts)
+    }
+    fn expire_leases(&mut self) -> Result<usize> {
+        Store::expire_leases(self)
+    }
+    fn held_hosts(&self, worker: &str) -> Result<Vec<String>> {
+        Store::held_hosts(self, worker)
     }
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
         Store::checkout_revisits(self, n, min_age)
@@ -219,6 +259,9 @@ impl CrawlDb for Store {
     fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
         Store::save_host_slots(self, slots)
     }
+    fn reader(&self) -> Box<dyn Reader + '_> {
+        Box::new(self.read())
+    }
 }
 
 /// A boxed door is a door: the crawl runs on whatever back-end [`super::open`] chose.
@@ -253,8 +296,23 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     fn frontier_len(&self) -> Result<i64> {
         (**self).frontier_len()
     }
-    fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
-        (**self).checkout(n)
+    fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
+        (**self).checkout(worker, n, lease)
+    }
+    fn claim_hosts(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<String>> {
+        (**self).claim_hosts(worker, n, lease)
+    }
+    fn renew(&mut self, worker: &str, lease: Duration) -> Result<usize> {
+        (**self).renew(worker, lease)
+    }
+    fn release_hosts(&mut self, worker: &str, hosts: &[String]) -> Result<()> {
+        (**self).release_hosts(worker, hosts)
+    }
+    fn expire_leases(&mut self) -> Result<usize> {
+        (**self).expire_leases()
+    }
+    fn held_hosts(&self, worker: &str) -> Result<Vec<String>> {
+        (**self).held_hosts(worker)
     }
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
         (**self).checkout_revisits(n, min_age)
@@ -292,5 +350,14 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     }
     fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize> {
         (**self).boost_hub_neighbours(top, score)
+    }
+    fn host_slots(&self) -> Result<Vec<(String, f64)>> {
+        (**self).host_slots()
+    }
+    fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
+        (**self).save_host_slots(slots)
+    }
+    fn reader(&self) -> Box<dyn Reader + '_> {
+        (**self).reader()
     }
 }

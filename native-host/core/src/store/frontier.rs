@@ -80,7 +80,7 @@ pub(super) fn enqueue(
 }
 
 /// A checked-out URL from a row of (oid, url, depth, relevance, num_tries).
-fn work_row(r: &rusqlite::Row<'_>, revisit: bool) -> rusqlite::Result<Work> {
+pub(super) fn work_row(r: &rusqlite::Row<'_>, revisit: bool) -> rusqlite::Result<Work> {
     Ok(Work {
         oid: r.get(0)?,
         url: r.get(1)?,
@@ -138,25 +138,10 @@ impl Store {
         Ok(work)
     }
 
-    /// Checks out up to `n` frontier URLs in frontier order, marking them in flight.
+    /// Checks out up to `n` frontier URLs in frontier order, marking them in flight: the
+    /// one-process crawl's worker, leasing every host it meets ([`super::lease`]).
     pub fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
-        let tx = self.conn.transaction()?;
-        let work: Vec<Work> = {
-            let mut st = tx.prepare_cached(
-                "SELECT oid, url, depth, relevance, num_tries FROM doc INDEXED BY frontier WHERE status = 0
-                 ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT ?1",
-            )?;
-            let rows = st.query_map([n as i64], |r| work_row(r, false))?;
-            rows.collect::<std::result::Result<_, _>>()?
-        };
-        {
-            let mut up = tx.prepare_cached("UPDATE doc SET status = ?1 WHERE oid = ?2")?;
-            for w in &work {
-                up.execute(params![DocStatus::InFlight, w.oid])?;
-            }
-        }
-        tx.commit()?;
-        Ok(work)
+        self.checkout_leased(super::LOCAL_WORKER, n, super::LEASE)
     }
 
     /// Returns checked-out rows that were not recorded (a stop, a deferral) to the frontier,

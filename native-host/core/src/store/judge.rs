@@ -13,22 +13,7 @@ impl Store {
     /// A page of fetched pages with stored text, in row order after `after`: (row id, URL,
     /// main text). What re-judging and background learning read, a page at a time.
     pub fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
-        let mut st = self.conn.prepare_cached(
-            "SELECT oid, url, text FROM doc WHERE oid > ?1 AND status = ?2 AND text IS NOT NULL
-             ORDER BY oid LIMIT ?3",
-        )?;
-        let after = after.map_or(i64::MIN, PageId::raw);
-        let mut rows = st.query(params![after, DocStatus::Fetched, limit as i64])?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            let blob: Vec<u8> = r.get(2)?;
-            out.push(PageText {
-                oid: r.get(0)?,
-                url: r.get(1)?,
-                text: decompress_text(&blob),
-            });
-        }
-        Ok(out)
+        fetched_texts_of(&self.conn, after, limit)
     }
 
     /// Stores new verdicts of fetched pages (after a re-judge), in one transaction.
@@ -47,6 +32,31 @@ impl Store {
         self.caches.rows_changed();
         Ok(())
     }
+}
+
+/// A page of fetched pages with stored text of the database on `conn`, in row order after
+/// `after` (read-only connections too).
+pub(super) fn fetched_texts_of(
+    conn: &rusqlite::Connection,
+    after: Option<PageId>,
+    limit: usize,
+) -> Result<Vec<PageText>> {
+    let mut st = conn.prepare_cached(
+        "SELECT oid, url, text FROM doc WHERE oid > ?1 AND status = ?2 AND text IS NOT NULL
+             ORDER BY oid LIMIT ?3",
+    )?;
+    let after = after.map_or(i64::MIN, PageId::raw);
+    let mut rows = st.query(params![after, DocStatus::Fetched, limit as i64])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let blob: Vec<u8> = r.get(2)?;
+        out.push(PageText {
+            oid: r.get(0)?,
+            url: r.get(1)?,
+            text: decompress_text(&blob),
+        });
+    }
+    Ok(out)
 }
 
 /// The stored main text of the fetched page at `url` (read-only connections too), if any: what

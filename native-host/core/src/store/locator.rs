@@ -2,7 +2,7 @@
 //! file (the default: a laptop needs no server); a `postgres://` or `postgresql://` URL names a
 //! PostgreSQL server shared by many workers.
 
-use super::{CrawlDb, Result, Store, StoreError};
+use super::{CrawlDb, ReadOnly, Reader, Result, Store, StoreError};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -24,6 +24,17 @@ impl Locator {
             Locator::Postgres(s.to_owned())
         } else {
             Locator::Sqlite(PathBuf::from(s))
+        }
+    }
+}
+
+impl Locator {
+    /// The locator a command-line path argument names: a `postgres://` URL given where a path
+    /// goes names a server; any other path (not UTF-8 too) a SQLite file.
+    pub fn from_path(p: &std::path::Path) -> Locator {
+        match p.to_str() {
+            Some(s) => Locator::parse(s),
+            None => Locator::Sqlite(p.to_path_buf()),
         }
     }
 }
@@ -56,11 +67,34 @@ impl fmt::Display for Locator {
 pub fn open(locator: &Locator) -> Result<Box<dyn CrawlDb>> {
     match locator {
         Locator::Sqlite(path) => Ok(Box::new(Store::open(path)?)),
-        Locator::Postgres(_) => Err(StoreError::Unsupported(
-            locator.to_string(),
-            "this build has no PostgreSQL back-end yet",
-        )),
+        Locator::Postgres(url) => Ok(Box::new(super::postgres::PgStore::open(url)?)),
     }
+}
+
+/// Opens the crawl database at `locator` read-only, beside a running crawl if need be: the
+/// door of reports, exports, `forager status` and the browser's event pump.
+pub fn open_read(locator: &Locator) -> Result<Box<dyn Reader + Send>> {
+    match locator {
+        Locator::Sqlite(path) => Ok(Box::new(ReadOnly::open(path)?)),
+        Locator::Postgres(_) => Err(unsupported(locator)),
+    }
+}
+
+/// Brings the crawl database at `locator` to this build's schema when it is older (a SQLite
+/// file made by an earlier version); true when it had to. A server's schema is migrated by
+/// its back-end when opened.
+pub fn upgrade(locator: &Locator) -> Result<bool> {
+    match locator {
+        Locator::Sqlite(path) => Store::upgrade(path),
+        Locator::Postgres(_) => Ok(false),
+    }
+}
+
+fn unsupported(locator: &Locator) -> StoreError {
+    StoreError::Unsupported(
+        locator.to_string(),
+        "this build has no PostgreSQL back-end yet",
+    )
 }
 
 #[cfg(test)]
@@ -91,8 +125,15 @@ mod tests {
             shown.contains("crawler:***@db.example:5432/forager"),
             "{shown}"
         );
-        let e = open(&l).err().expect("no server back-end in this build");
+        // Nothing listens on port 1 of loopback: the error names no password.
+        let there = Locator::parse("postgres://crawler:s3cret@127.0.0.1:1/forager");
+        let e = open(&there).err().expect("no server there");
         assert!(!e.to_string().contains("s3cret"), "{e}");
+        let e = open_read(&l)
+            .err()
+            .expect("no server back-end in this build");
+        assert!(!e.to_string().contains("s3cret"), "{e}");
+        assert!(matches!(e, StoreError::Unsupported(..)), "{e}");
     }
 
     #[test]

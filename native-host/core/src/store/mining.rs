@@ -58,12 +58,14 @@ impl Store {
 
     /// The apprentice's evidence in this crawl (see [`super::Reader::apprentice_evidence`]).
     pub fn apprentice_evidence(&self) -> Result<Vec<super::ApprenticeEvidence>> {
-        self.read().apprentice_evidence()
+        super::Reader::apprentice_evidence(&self.read())
     }
 
     /// An apprentice trained on every instance of this crawl (offline training).
     pub fn trained_apprentice(&self) -> Result<forager_classifier::apprentice::Apprentice> {
-        self.read().trained_apprentice()
+        Ok(crate::crawl::policy::trained_apprentice(
+            self.apprentice_evidence()?,
+        ))
     }
 
     /// The crawl graph for the distiller: links between fetched pages (same-site links too:
@@ -147,24 +149,4 @@ pub fn graph_of(conn: &Connection) -> Result<(Vec<crate::distiller::Edge>, HashM
         })
     })?;
     Ok((rows.collect::<std::result::Result<_, _>>()?, rel))
-}
-
-/// Calls `f` with the URL and stored main text of every fetched page, one at a time (read-only
-/// connections too): the unlabelled pages a model can self-train on.
-pub fn each_fetched_text<E: From<super::StoreError>>(
-    conn: &Connection,
-    mut f: impl FnMut(&str, &str) -> std::result::Result<(), E>,
-) -> std::result::Result<(), E> {
-    let mut st = conn
-        .prepare("SELECT url, text FROM doc WHERE status = 2 AND text IS NOT NULL ORDER BY oid")
-        .map_err(super::StoreError::from)?;
-    let mut rows = st.query([]).map_err(super::StoreError::from)?;
-    while let Some(r) = rows.next().map_err(super::StoreError::from)? {
-        let url: String = r.get(0).map_err(super::StoreError::from)?;
-        let blob: Vec<u8> = r.get(1).map_err(super::StoreError::from)?;
-        if let Some(text) = super::decompress_text(&blob) {
-            f(&url, &text)?;
-        }
-    }
-    Ok(())
 }

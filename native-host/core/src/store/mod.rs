@@ -5,14 +5,15 @@
 //! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
 
 mod aside;
-#[cfg(test)]
-pub(crate) mod contract;
+pub mod contract;
 mod crawl_db;
 mod frontier;
 mod judge;
+mod lease;
 mod locator;
 mod mining;
 mod news;
+pub mod postgres;
 mod read;
 mod record;
 mod search;
@@ -22,10 +23,11 @@ use seen::Caches;
 
 pub use crawl_db::{CrawlDb, InLink, PageId, PageText, PAGE};
 pub use judge::{fetched_text_of, TextSample, Verdict};
-pub use locator::{open, Locator};
-pub use mining::{each_fetched_text, graph_of};
+pub use lease::{WorkerRow, LEASE, LOCAL_WORKER, RENEW_EVERY};
+pub use locator::{open, open_read, upgrade, Locator};
+pub use mining::graph_of;
 pub use news::{NewsItem, NewsKind, NEWS_MIN_RELEVANCE};
-pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow};
+pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow, SqliteReader};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 pub use search::{
     fts_query, SearchHit, SearchRanking, MARK_END, MARK_START, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
@@ -372,10 +374,9 @@ impl Store {
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [SCHEMA_VERSION],
         )?;
-        conn.execute(
-            "UPDATE doc SET status = ?1 WHERE status = ?2",
-            params![DocStatus::Unvisited, DocStatus::InFlight],
-        )?;
+        lease::migrate(&conn)?;
+        // One writer: the leases of whoever wrote before have all expired.
+        lease::expire_all(&conn)?;
         let seq = conn.query_row("SELECT coalesce(max(fetch_seq), 0) FROM doc", [], |r| {
             r.get(0)
         })?;

@@ -3,8 +3,9 @@
 //! user). Each page's first fetch and last change are kept in `doc.first_fetched_at` and
 //! `doc.changed_at`.
 
-use super::{Reader, Result};
+use super::{Result, SqliteReader};
 use rusqlite::{params, Connection};
+use std::borrow::Borrow;
 
 /// R at or above which a newly fetched page is news (the side panel's "relevant").
 pub const NEWS_MIN_RELEVANCE: f64 = 0.5;
@@ -60,18 +61,18 @@ pub struct NewsItem {
     pub at: f64,
 }
 
-impl Reader<'_> {
+impl<C: Borrow<Connection>> SqliteReader<C> {
     /// Relevant pages first fetched after `since` and pages changed after `since` (Unix
     /// times), newest first, at most `limit`; and how many there are in all.
     pub fn news_since(&self, since: f64, limit: usize) -> Result<(Vec<NewsItem>, i64)> {
         const WHERE: &str = "d.status = 2 AND (
               (d.relevance >= ?2 AND d.first_fetched_at > ?1) OR d.changed_at > ?1)";
-        let count: i64 = self.conn.query_row(
+        let count: i64 = self.conn().query_row(
             &format!("SELECT count(*) FROM doc d WHERE {WHERE}"),
             params![since, NEWS_MIN_RELEVANCE],
             |r| r.get(0),
         )?;
-        let mut st = self.conn.prepare(&format!(
+        let mut st = self.conn().prepare(&format!(
             "SELECT d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''),
                coalesce(d.changed_at > ?1, 0), max(coalesce(d.changed_at, 0), coalesce(d.first_fetched_at, 0)) AS at
              FROM doc d LEFT JOIN taxonomy t ON t.kcid = d.cid

@@ -1,41 +1,177 @@
 //! The read side of the crawl database: the typed questions that reports, the browser
-//! endpoint, the bench and the command line ask of a crawl. Every query of theirs lives here,
-//! so the schema has one door (`forager sql` aside, which runs the user's own SQL).
+//! endpoint, the bench and the command line ask of a crawl, as a back-end-neutral trait
+//! ([`Reader`]: its own rows, [`super::StoreError`]). [`SqliteReader`] answers them from a
+//! SQLite file; a server back-end implements the same trait. Every query of the SQLite reader
+//! lives here (`forager sql` aside, which runs the user's own SQL on SQLite only).
 
-use super::{DocStatus, FetchedPage, Result, Store};
+use super::{DocStatus, FetchedPage, NewsItem, PageId, PageText, Result, SearchHit, SearchRanking};
+use super::{Store, StoreError};
 use rusqlite::{params, Connection, OptionalExtension};
+use std::borrow::Borrow;
+use std::collections::HashMap;
 use std::path::Path;
 
-/// A crawl database opened read-only, beside a running crawl if need be.
-pub struct ReadOnly {
-    conn: Connection,
+/// The questions a report, an export, `forager status` or the browser's event pump ask of a
+/// crawl, whatever holds it. Object-safe: commands hold a `Box<dyn Reader>` from
+/// [`super::open_read`].
+pub trait Reader {
+    /// How many URLs are fetched, waiting, given up on, and relevant.
+    fn counts(&self) -> Result<Counts>;
+    /// R(d) of the fetched pages in fetch order.
+    fn relevance_in_fetch_order(&self) -> Result<Vec<f64>>;
+    /// The crawl ran in hard focus (the monitor then watches diffusion, not stagnation).
+    fn hard_focus(&self) -> bool;
+    /// When the distiller last saved its scores (Unix time).
+    fn distilled_at(&self) -> Option<f64>;
+    /// The last fetch sequence number given (0 before the first fetch).
+    fn last_fetch_seq(&self) -> Result<i64>;
+    /// Up to `limit` pages fetched after `seq`, in fetch order.
+    fn pages_since(&self, seq: i64, limit: i64) -> Result<Vec<FetchedPage>>;
+    /// The `limit` pages fetched last, newest first.
+    fn latest_pages(&self, limit: i64) -> Result<Vec<FetchedPage>>;
+    /// The last distillation's `ranking`, best first, zero scores left out; all of it when
+    /// `limit` is `None`.
+    fn ranked(&self, ranking: Ranking, limit: Option<usize>) -> Result<Vec<RankedPage>>;
+    /// Every fetched page in fetch order, as taken away.
+    fn fetched_pages(&self) -> Result<Vec<FetchedRow>>;
+    /// (URL, R(d)) of the fetched pages in fetch order.
+    fn fetch_log(&self) -> Result<Vec<(String, f64)>>;
+    /// The URL of row `oid`.
+    fn url_of(&self, oid: i64) -> Result<Option<String>>;
+    /// What the crawl did with `url` so far: its status and last error, `None` when unknown.
+    fn fate_of(&self, url: &str) -> Result<Option<(DocStatus, Option<String>)>>;
+    /// (out-links to fetched pages, of those to pages with R >= 0.5) of row `oid`, itself left
+    /// out: why a hub ranks.
+    fn link_evidence(&self, oid: i64) -> Result<(i64, i64)>;
+    /// The depth of row `oid` from the seeds.
+    fn depth_of(&self, oid: i64) -> Result<Option<i64>>;
+    /// The URLs row `oid` links to.
+    fn out_links(&self, oid: i64) -> Result<Vec<String>>;
+    /// Servers with at least three fetched pages, by density of relevant pages (the paper's
+    /// site rating), at most `limit`.
+    fn site_ratings(&self, limit: usize) -> Result<Vec<SiteRow>>;
+    /// (best leaf path, fetched pages), most first: the crawl's census.
+    fn census(&self) -> Result<Vec<(String, i64)>>;
+    /// The census of the pages fetched through links from pages with R >= `min_r`: (best leaf
+    /// id, pages), each page counted once (where to widen the focus, [`crate::widen`]).
+    fn linked_census(&self, min_r: f64) -> Result<Vec<(i64, u64)>>;
+    /// Up to `limit` (url, title) of pages with best leaf `cid` fetched through links from
+    /// pages with R >= `min_r`, first fetched first: the evidence of a suggestion.
+    fn linked_examples(&self, min_r: f64, cid: i64, limit: usize) -> Result<Vec<(String, String)>>;
+    /// The apprentice's evidence in the crawl: (features, target's R(d)) of every link with
+    /// features whose target was fetched.
+    fn apprentice_evidence(&self) -> Result<Vec<super::ApprenticeEvidence>>;
+    /// (error kind, URLs given up on), most first.
+    fn errors(&self) -> Result<Vec<(String, i64)>>;
+    /// (num_tries, rows) over all URLs.
+    fn num_tries(&self) -> Result<Vec<(i64, i64)>>;
+    /// The crawl graph and relevance, for the distiller.
+    fn graph(&self) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)>;
+    /// The stored text of the fetched page `url`, if any.
+    fn fetched_text(&self, url: &str) -> Result<Option<String>>;
+    /// A page of fetched pages' texts, in id order after `after` (from the first when `None`).
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>>;
+    /// The model the crawl was started with (taxonomy, examples, good marks), as saved.
+    fn model_bytes(&self) -> Result<Option<Vec<u8>>>;
+    /// The workers of the crawl and their leases, by name (none in a crawl that is not
+    /// running).
+    fn workers(&self) -> Result<Vec<super::WorkerRow>> {
+        Ok(Vec::new())
+    }
+    /// The fetched pages matching `query` (as a user typed it), best first, at most `limit`.
+    fn search(
+        &self,
+        _query: &str,
+        _limit: usize,
+        _ranking: SearchRanking,
+    ) -> Result<Vec<SearchHit>> {
+        Err(StoreError::Unsupported(
+            "search".into(),
+            "this back-end has no search index yet",
+        ))
+    }
+    /// Relevant pages first fetched after `since` and pages changed after `since` (Unix
+    /// times), newest first, at most `limit`; and how many there are in all.
+    fn news_since(&self, _since: f64, _limit: usize) -> Result<(Vec<NewsItem>, i64)> {
+        Err(StoreError::Unsupported(
+            "news".into(),
+            "this back-end does not list news yet",
+        ))
+    }
+
+    /// The monitor's alarms over `relevance` (R in fetch order) and the frontier's size; the
+    /// crawl's mode decides which threat is watched.
+    fn alarms(&self, relevance: &[f64], frontier: i64) -> Vec<crate::monitor::Alarm> {
+        crate::monitor::alarms(relevance, frontier, self.hard_focus(), &Default::default())
+    }
+
+    /// An apprentice trained on all of the crawl's link evidence by the focus policy's critic
+    /// (offline training, and the one the browser scores links with).
+    fn trained_apprentice(&self) -> Result<forager_classifier::apprentice::Apprentice> {
+        Ok(crate::crawl::policy::trained_apprentice(
+            self.apprentice_evidence()?,
+        ))
+    }
 }
 
-impl ReadOnly {
-    /// Opens the crawl database at `path` read-only.
+/// The read side's helpers over paged reads, for every reader (`dyn Reader`, sendable or not).
+macro_rules! paged_helpers {
+    ($($t:ty),*) => {$(
+        impl $t {
+            /// Calls `f(url, text)` for every fetched page with stored text, in row order, a
+            /// page of rows at a time.
+            pub fn each_fetched_text<E: From<StoreError>>(
+                &self,
+                mut f: impl FnMut(&str, &str) -> std::result::Result<(), E>,
+            ) -> std::result::Result<(), E> {
+                let mut after = None;
+                loop {
+                    let page = self.fetched_texts(after, super::PAGE)?;
+                    let Some(last) = page.last() else {
+                        return Ok(());
+                    };
+                    after = Some(last.oid);
+                    for p in &page {
+                        if let Some(text) = &p.text {
+                            f(&p.url, text)?;
+                        }
+                    }
+                }
+            }
+        }
+    )*};
+}
+
+paged_helpers!(dyn Reader + '_, dyn Reader + Send + '_);
+
+/// A crawl database opened read-only, beside a running crawl if need be.
+pub type ReadOnly = SqliteReader<Connection>;
+
+impl SqliteReader<Connection> {
+    /// Opens the SQLite crawl database at `path` read-only.
     pub fn open(path: &Path) -> Result<ReadOnly> {
-        Ok(ReadOnly {
+        Ok(SqliteReader {
             conn: Store::open_read_only(path)?,
         })
     }
 
-    /// Its questions.
-    pub fn read(&self) -> Reader<'_> {
-        Reader { conn: &self.conn }
+    /// Its questions, over its connection.
+    pub fn read(&self) -> SqliteReader<&Connection> {
+        SqliteReader { conn: &self.conn }
     }
 }
 
 impl Store {
     /// Questions about this (writable) crawl database.
-    pub fn read(&self) -> Reader<'_> {
-        Reader { conn: &self.conn }
+    pub fn read(&self) -> SqliteReader<&Connection> {
+        SqliteReader { conn: &self.conn }
     }
 }
 
-/// The typed read API over one connection.
-#[derive(Clone, Copy)]
-pub struct Reader<'a> {
-    pub(super) conn: &'a Connection,
+/// The read side of a SQLite crawl database, over a connection it owns ([`ReadOnly`]) or
+/// borrows (a [`Store`]'s).
+pub struct SqliteReader<C: Borrow<Connection>> {
+    pub(super) conn: C,
 }
 
 /// How many URLs stand where.
@@ -116,91 +252,29 @@ pub struct FetchedRow {
     pub fetched_at: Option<f64>,
 }
 
-impl<'a> Reader<'a> {
+impl<C: Borrow<Connection>> SqliteReader<C> {
     /// The read API over an open connection to a crawl database.
-    pub fn over(conn: &'a Connection) -> Reader<'a> {
-        Reader { conn }
+    pub fn over(conn: C) -> SqliteReader<C> {
+        SqliteReader { conn }
+    }
+
+    /// The connection it reads.
+    pub(super) fn conn(&self) -> &Connection {
+        self.conn.borrow()
     }
 
     fn count(&self, sql: &str) -> Result<i64> {
-        Ok(self.conn.query_row(sql, [], |r| r.get(0))?)
-    }
-
-    /// How many URLs are fetched, waiting, given up on, and relevant.
-    pub fn counts(&self) -> Result<Counts> {
-        Ok(Counts {
-            fetched: self.count("SELECT count(*) FROM doc WHERE status = 2")?,
-            frontier: self.count("SELECT count(*) FROM doc WHERE status = 0")?,
-            given_up: self.count("SELECT count(*) FROM doc WHERE status IN (3, 4)")?,
-            relevant: self
-                .count("SELECT count(*) FROM doc WHERE status = 2 AND relevance >= 0.5")?,
-        })
-    }
-
-    /// R(d) of the fetched pages in fetch order.
-    pub fn relevance_in_fetch_order(&self) -> Result<Vec<f64>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
-        let rows = st.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
-    /// The monitor's alarms over `relevance` (R in fetch order) and the frontier's size; the
-    /// crawl's mode decides which threat is watched.
-    pub fn alarms(&self, relevance: &[f64], frontier: i64) -> Vec<crate::monitor::Alarm> {
-        crate::monitor::alarms(relevance, frontier, self.hard_focus(), &Default::default())
-    }
-
-    /// The crawl ran in hard focus (the monitor then watches diffusion, not stagnation).
-    pub fn hard_focus(&self) -> bool {
-        self.meta_text("mode").is_some_and(|m| m == "Hard")
-    }
-
-    /// When the distiller last saved its scores (Unix time).
-    pub fn distilled_at(&self) -> Option<f64> {
-        (self.conn)
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'distilled_at'",
-                [],
-                |r| r.get(0),
-            )
-            .ok()
+        Ok(self.conn().query_row(sql, [], |r| r.get(0))?)
     }
 
     fn meta_text(&self, key: &str) -> Option<String> {
-        (self.conn)
+        self.conn()
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .ok()
     }
 
-    /// The last fetch sequence number given (0 before the first fetch).
-    pub fn last_fetch_seq(&self) -> Result<i64> {
-        self.count("SELECT coalesce(max(fetch_seq), 0) FROM doc")
-    }
-
-    /// Up to `limit` pages fetched after `seq`, in fetch order.
-    pub fn pages_since(&self, seq: i64, limit: i64) -> Result<Vec<FetchedPage>> {
-        self.pages(
-            "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
-             ORDER BY fetch_seq LIMIT ?2",
-            seq,
-            limit,
-        )
-    }
-
-    /// The `limit` pages fetched last, newest first.
-    pub fn latest_pages(&self, limit: i64) -> Result<Vec<FetchedPage>> {
-        self.pages(
-            "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
-             ORDER BY fetch_seq DESC LIMIT ?2",
-            0,
-            limit,
-        )
-    }
-
     fn pages(&self, sql: &str, seq: i64, limit: i64) -> Result<Vec<FetchedPage>> {
-        let mut st = self.conn.prepare(sql)?;
+        let mut st = self.conn().prepare(sql)?;
         let rows = st.query_map(params![seq, limit], |r| {
             Ok(FetchedPage {
                 seq: r.get(0)?,
@@ -212,9 +286,83 @@ impl<'a> Reader<'a> {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
+    fn labelled_counts(&self, sql: &str) -> Result<Vec<(String, i64)>> {
+        let mut st = self.conn().prepare(sql)?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                r.get(1)?,
+            ))
+        })?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+}
+
+impl<C: Borrow<Connection>> Reader for SqliteReader<C> {
+    /// How many URLs are fetched, waiting, given up on, and relevant.
+    fn counts(&self) -> Result<Counts> {
+        Ok(Counts {
+            fetched: self.count("SELECT count(*) FROM doc WHERE status = 2")?,
+            frontier: self.count("SELECT count(*) FROM doc WHERE status = 0")?,
+            given_up: self.count("SELECT count(*) FROM doc WHERE status IN (3, 4)")?,
+            relevant: self
+                .count("SELECT count(*) FROM doc WHERE status = 2 AND relevance >= 0.5")?,
+        })
+    }
+
+    /// R(d) of the fetched pages in fetch order.
+    fn relevance_in_fetch_order(&self) -> Result<Vec<f64>> {
+        let mut st = self
+            .conn()
+            .prepare("SELECT relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq")?;
+        let rows = st.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// The crawl ran in hard focus (the monitor then watches diffusion, not stagnation).
+    fn hard_focus(&self) -> bool {
+        self.meta_text("mode").is_some_and(|m| m == "Hard")
+    }
+
+    /// When the distiller last saved its scores (Unix time).
+    fn distilled_at(&self) -> Option<f64> {
+        self.conn()
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'distilled_at'",
+                [],
+                |r| r.get(0),
+            )
+            .ok()
+    }
+
+    /// The last fetch sequence number given (0 before the first fetch).
+    fn last_fetch_seq(&self) -> Result<i64> {
+        self.count("SELECT coalesce(max(fetch_seq), 0) FROM doc")
+    }
+
+    /// Up to `limit` pages fetched after `seq`, in fetch order.
+    fn pages_since(&self, seq: i64, limit: i64) -> Result<Vec<FetchedPage>> {
+        self.pages(
+            "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
+             ORDER BY fetch_seq LIMIT ?2",
+            seq,
+            limit,
+        )
+    }
+
+    /// The `limit` pages fetched last, newest first.
+    fn latest_pages(&self, limit: i64) -> Result<Vec<FetchedPage>> {
+        self.pages(
+            "SELECT fetch_seq, url, relevance, title FROM doc WHERE fetch_seq > ?1
+             ORDER BY fetch_seq DESC LIMIT ?2",
+            0,
+            limit,
+        )
+    }
+
     /// The last distillation's `ranking`, best first, zero scores left out; all of it when
     /// `limit` is `None`.
-    pub fn ranked(&self, ranking: Ranking, limit: Option<usize>) -> Result<Vec<RankedPage>> {
+    fn ranked(&self, ranking: Ranking, limit: Option<usize>) -> Result<Vec<RankedPage>> {
         let sql = format!(
             "SELECT d.url, s.score, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''),
                d.fetched_at,
@@ -229,7 +377,7 @@ impl<'a> Reader<'a> {
             ranking.table()
         );
         let limit = limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-        let mut st = self.conn.prepare(&sql)?;
+        let mut st = self.conn().prepare(&sql)?;
         let rows = st.query_map([limit], |r| {
             Ok(RankedPage {
                 url: r.get(0)?,
@@ -246,8 +394,8 @@ impl<'a> Reader<'a> {
     }
 
     /// Every fetched page in fetch order, as taken away.
-    pub fn fetched_pages(&self) -> Result<Vec<FetchedRow>> {
-        let mut st = self.conn.prepare(
+    fn fetched_pages(&self) -> Result<Vec<FetchedRow>> {
+        let mut st = self.conn().prepare(
             "SELECT d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at
              FROM doc d LEFT JOIN taxonomy t ON t.kcid = d.cid
              WHERE d.status = ?1 ORDER BY d.fetch_seq",
@@ -265,8 +413,8 @@ impl<'a> Reader<'a> {
     }
 
     /// (URL, R(d)) of the fetched pages in fetch order.
-    pub fn fetch_log(&self) -> Result<Vec<(String, f64)>> {
-        let mut st = self.conn.prepare(
+    fn fetch_log(&self) -> Result<Vec<(String, f64)>> {
+        let mut st = self.conn().prepare(
             "SELECT url, relevance FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq",
         )?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -274,15 +422,17 @@ impl<'a> Reader<'a> {
     }
 
     /// The URL of row `oid`.
-    pub fn url_of(&self, oid: i64) -> Result<Option<String>> {
-        Ok((self.conn)
+    fn url_of(&self, oid: i64) -> Result<Option<String>> {
+        Ok(self
+            .conn()
             .query_row("SELECT url FROM doc WHERE oid = ?1", [oid], |r| r.get(0))
             .optional()?)
     }
 
     /// What the crawl did with `url` so far: its status and last error, `None` when unknown.
-    pub fn fate_of(&self, url: &str) -> Result<Option<(DocStatus, Option<String>)>> {
-        let row: Option<(i64, Option<String>)> = (self.conn)
+    fn fate_of(&self, url: &str) -> Result<Option<(DocStatus, Option<String>)>> {
+        let row: Option<(i64, Option<String>)> = self
+            .conn()
             .query_row("SELECT status, error FROM doc WHERE url = ?1", [url], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
@@ -292,8 +442,8 @@ impl<'a> Reader<'a> {
 
     /// (out-links to fetched pages, of those to pages with R >= 0.5) of row `oid`, itself left
     /// out: why a hub ranks.
-    pub fn link_evidence(&self, oid: i64) -> Result<(i64, i64)> {
-        Ok(self.conn.query_row(
+    fn link_evidence(&self, oid: i64) -> Result<(i64, i64)> {
+        Ok(self.conn().query_row(
             "SELECT count(*), coalesce(sum(o.relevance >= 0.5), 0) FROM link l
              JOIN doc o ON o.oid = l.oid_dst
              WHERE l.oid_src = ?1 AND l.oid_dst <> ?1 AND o.status = 2",
@@ -303,15 +453,16 @@ impl<'a> Reader<'a> {
     }
 
     /// The depth of row `oid` from the seeds.
-    pub fn depth_of(&self, oid: i64) -> Result<Option<i64>> {
-        Ok((self.conn)
+    fn depth_of(&self, oid: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
             .query_row("SELECT depth FROM doc WHERE oid = ?1", [oid], |r| r.get(0))
             .optional()?)
     }
 
     /// The URLs row `oid` links to.
-    pub fn out_links(&self, oid: i64) -> Result<Vec<String>> {
-        let mut st = self.conn.prepare(
+    fn out_links(&self, oid: i64) -> Result<Vec<String>> {
+        let mut st = self.conn().prepare(
             "SELECT d.url FROM link l JOIN doc d ON d.oid = l.oid_dst WHERE l.oid_src = ?1",
         )?;
         let rows = st.query_map([oid], |r| r.get(0))?;
@@ -320,8 +471,8 @@ impl<'a> Reader<'a> {
 
     /// Servers with at least three fetched pages, by density of relevant pages (the paper's
     /// site rating), at most `limit`.
-    pub fn site_ratings(&self, limit: usize) -> Result<Vec<SiteRow>> {
-        let mut st = self.conn.prepare(
+    fn site_ratings(&self, limit: usize) -> Result<Vec<SiteRow>> {
+        let mut st = self.conn().prepare(
             "SELECT s.host, count(*), sum(d.relevance >= 0.5) FROM doc d JOIN server s USING (sid)
              WHERE d.status = 2 GROUP BY d.sid HAVING count(*) >= 3
              ORDER BY 1.0 * sum(d.relevance >= 0.5) / count(*) DESC, count(*) DESC LIMIT ?1",
@@ -337,7 +488,7 @@ impl<'a> Reader<'a> {
     }
 
     /// (best leaf path, fetched pages), most first: the crawl's census.
-    pub fn census(&self) -> Result<Vec<(String, i64)>> {
+    fn census(&self) -> Result<Vec<(String, i64)>> {
         self.labelled_counts(
             "SELECT coalesce(t.path, '(unclassified)'), count(*) FROM doc d
              LEFT JOIN taxonomy t ON t.kcid = d.cid
@@ -347,8 +498,8 @@ impl<'a> Reader<'a> {
 
     /// The census of the pages fetched through links from pages with R >= `min_r`: (best leaf
     /// id, pages), each page counted once (where to widen the focus, [`crate::widen`]).
-    pub fn linked_census(&self, min_r: f64) -> Result<Vec<(i64, u64)>> {
-        let mut st = self.conn.prepare(
+    fn linked_census(&self, min_r: f64) -> Result<Vec<(i64, u64)>> {
+        let mut st = self.conn().prepare(
             "SELECT d.cid, count(DISTINCT d.oid) FROM link l JOIN doc s ON s.oid = l.oid_src
              JOIN doc d ON d.oid = l.oid_dst
              WHERE s.status = 2 AND s.relevance >= ?1 AND d.status = 2 AND d.cid IS NOT NULL
@@ -360,13 +511,8 @@ impl<'a> Reader<'a> {
 
     /// Up to `limit` (url, title) of pages with best leaf `cid` fetched through links from pages
     /// with R >= `min_r`, first fetched first: the evidence of a suggestion.
-    pub fn linked_examples(
-        &self,
-        min_r: f64,
-        cid: i64,
-        limit: usize,
-    ) -> Result<Vec<(String, String)>> {
-        let mut st = self.conn.prepare(
+    fn linked_examples(&self, min_r: f64, cid: i64, limit: usize) -> Result<Vec<(String, String)>> {
+        let mut st = self.conn().prepare(
             "SELECT DISTINCT d.url, coalesce(d.title, ''), d.fetch_seq FROM link l
              JOIN doc s ON s.oid = l.oid_src JOIN doc d ON d.oid = l.oid_dst
              WHERE s.status = 2 AND s.relevance >= ?1 AND d.status = 2 AND d.cid = ?2
@@ -380,8 +526,8 @@ impl<'a> Reader<'a> {
 
     /// The apprentice's evidence in the crawl: (features, target's R(d)) of every link with
     /// features whose target was fetched.
-    pub fn apprentice_evidence(&self) -> Result<Vec<super::ApprenticeEvidence>> {
-        let mut st = self.conn.prepare(
+    fn apprentice_evidence(&self) -> Result<Vec<super::ApprenticeEvidence>> {
+        let mut st = self.conn().prepare(
             "SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
              WHERE d.status = 2 AND l.features IS NOT NULL",
         )?;
@@ -392,72 +538,56 @@ impl<'a> Reader<'a> {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// An apprentice trained on all of the crawl's link evidence by the focus policy's critic
-    /// (offline training, and the one the browser scores links with).
-    pub fn trained_apprentice(&self) -> Result<forager_classifier::apprentice::Apprentice> {
-        Ok(crate::crawl::policy::trained_apprentice(
-            self.apprentice_evidence()?,
-        ))
-    }
-
     /// (error kind, URLs given up on), most first.
-    pub fn errors(&self) -> Result<Vec<(String, i64)>> {
+    fn errors(&self) -> Result<Vec<(String, i64)>> {
         self.labelled_counts(
             "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
         )
     }
 
-    fn labelled_counts(&self, sql: &str) -> Result<Vec<(String, i64)>> {
-        let mut st = self.conn.prepare(sql)?;
-        let rows = st.query_map([], |r| {
-            Ok((
-                r.get::<_, Option<String>>(0)?.unwrap_or_default(),
-                r.get(1)?,
-            ))
-        })?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
     /// (num_tries, rows) over all URLs.
-    pub fn num_tries(&self) -> Result<Vec<(i64, i64)>> {
+    fn num_tries(&self) -> Result<Vec<(i64, i64)>> {
         let mut st = self
-            .conn
+            .conn()
             .prepare("SELECT num_tries, count(*) FROM doc GROUP BY num_tries ORDER BY 1")?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     /// The crawl graph and relevance, for the distiller.
-    pub fn graph(
-        &self,
-    ) -> Result<(
-        Vec<crate::distiller::Edge>,
-        std::collections::HashMap<i64, f64>,
-    )> {
-        super::graph_of(self.conn)
+    fn graph(&self) -> Result<(Vec<crate::distiller::Edge>, HashMap<i64, f64>)> {
+        super::graph_of(self.conn())
     }
 
     /// The stored text of the fetched page `url`, if any.
-    pub fn fetched_text(&self, url: &str) -> Result<Option<String>> {
-        super::fetched_text_of(self.conn, url)
+    fn fetched_text(&self, url: &str) -> Result<Option<String>> {
+        super::fetched_text_of(self.conn(), url)
     }
 
     /// The model the crawl was started with (taxonomy, examples, good marks), as saved.
-    pub fn model_bytes(&self) -> Result<Option<Vec<u8>>> {
+    fn model_bytes(&self) -> Result<Option<Vec<u8>>> {
         Ok(self
-            .conn
+            .conn()
             .query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| {
                 r.get(0)
             })
             .optional()?)
     }
 
-    /// Calls `f(url, text)` for every fetched page with stored text, in row order.
-    pub fn each_fetched_text<E: From<super::StoreError>>(
-        &self,
-        f: impl FnMut(&str, &str) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
-        super::each_fetched_text(self.conn, f)
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
+        super::judge::fetched_texts_of(self.conn(), after, limit)
+    }
+
+    fn workers(&self) -> Result<Vec<super::WorkerRow>> {
+        super::lease::workers_of(self.conn())
+    }
+
+    fn search(&self, query: &str, limit: usize, ranking: SearchRanking) -> Result<Vec<SearchHit>> {
+        SqliteReader::search(self, query, limit, ranking)
+    }
+
+    fn news_since(&self, since: f64, limit: usize) -> Result<(Vec<NewsItem>, i64)> {
+        SqliteReader::news_since(self, since, limit)
     }
 }
 

@@ -6,8 +6,9 @@
 //! never spliced into SQL: it is turned into an FTS5 query of quoted terms ([`fts_query`]) and
 //! bound as a parameter.
 
-use super::{decompress_text, DocStatus, Reader, Result, StoreError};
+use super::{decompress_text, DocStatus, Result, SqliteReader, StoreError};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use std::borrow::Borrow;
 
 /// The index: one row per fetched page, its rowid the page's `doc.oid`. Porter stemming over
 /// Unicode words, so "tuners" finds "tuner".
@@ -217,7 +218,7 @@ pub fn fts_query(user: &str) -> Result<String> {
     Ok(parts.join(" "))
 }
 
-impl Reader<'_> {
+impl<C: Borrow<Connection>> SqliteReader<C> {
     /// The fetched pages matching `query` (as a user typed it), best first, at most `limit`.
     pub fn search(
         &self,
@@ -226,7 +227,7 @@ impl Reader<'_> {
         ranking: SearchRanking,
     ) -> Result<Vec<SearchHit>> {
         let fts = fts_query(query)?;
-        if !has_index(self.conn)? {
+        if !has_index(self.conn())? {
             return Err(StoreError::Schema(
                 "this crawl database has no search index yet; open it with this version of forager \
                  (forager search builds it) and try again"
@@ -242,7 +243,7 @@ impl Reader<'_> {
         // so an unselective query costs no more than a selective one. The combination is
         // computed here: ln R in SQL would need `log_relevance`, stored after the page's text,
         // which SQLite reaches only by walking the text's overflow pages.
-        let mut st = self.conn.prepare_cached(
+        let mut st = self.conn().prepare_cached(
             "SELECT c.oid, c.b, d.relevance FROM (
                SELECT rowid AS oid, -bm25(page_fts, ?2, 1.0) AS b FROM page_fts
                WHERE page_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?3) c
@@ -258,7 +259,7 @@ impl Reader<'_> {
         scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         scored.truncate(limit);
         let top: Vec<(i64, f64)> = scored.into_iter().map(|(_, oid, b)| (oid, b)).collect();
-        let mut page = self.conn.prepare_cached(
+        let mut page = self.conn().prepare_cached(
             "SELECT d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at,
                snippet(page_fts, 1, ?3, ?4, '…', 16)
              FROM page_fts f JOIN doc d ON d.oid = f.rowid LEFT JOIN taxonomy t ON t.kcid = d.cid
@@ -287,16 +288,16 @@ impl Reader<'_> {
     /// Bytes the search index takes in the database file (its shadow tables), and the whole
     /// file's bytes.
     pub fn search_index_bytes(&self) -> Result<(i64, i64)> {
-        let index = self.conn.query_row(
+        let index = self.conn().query_row(
             "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'page_fts%'",
             [],
             |r| r.get(0),
         )?;
-        let all = self
-            .conn
-            .query_row("SELECT coalesce(sum(pgsize), 0) FROM dbstat", [], |r| {
-                r.get(0)
-            })?;
+        let all =
+            self.conn()
+                .query_row("SELECT coalesce(sum(pgsize), 0) FROM dbstat", [], |r| {
+                    r.get(0)
+                })?;
         Ok((index, all))
     }
 }
@@ -339,7 +340,7 @@ mod tests {
             .contains("at most"));
     }
 
-    use crate::store::{NewUrl, Outcome, Store};
+    use crate::store::{NewUrl, Outcome, Reader as _, Store};
 
     fn temp_db(name: &str) -> std::path::PathBuf {
         let p =

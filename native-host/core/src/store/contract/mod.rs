@@ -2,10 +2,36 @@
 //! once as plain functions over `&mut dyn CrawlDb` and run against every back-end (the SQLite
 //! store's run is at the end of this file). Each function panics on a broken promise.
 
-use super::{CrawlDb, DocStatus, NewUrl, Outcome, PageId, PAGE};
+use super::{CrawlDb, DocStatus, NewUrl, Outcome, PageId, Work, PAGE};
+use std::time::Duration;
+
+mod lease;
+mod more;
+
+pub use lease::{
+    a_crash_mid_checkout_loses_nothing, a_lapsed_lease_returns_hosts_and_in_flight_urls,
+    given_back_hosts_are_free_and_their_in_flight_urls_return,
+    hosts_are_claimed_in_order_of_their_best_pending_url,
+};
+pub use more::{
+    counts_and_the_fetch_log_follow_the_record, failed_urls_return_on_retry,
+    host_slots_and_the_model_are_kept, revisits_refresh_fetched_pages,
+    the_distillation_is_stored_and_boosts_hub_neighbours,
+};
+
+/// The worker the single-worker functions check out as.
+const W: &str = "w1";
+
+/// A lease no test outlives.
+const LONG: Duration = Duration::from_secs(600);
+
+/// Checks out up to `n` URLs as the one worker [`W`].
+fn co(db: &mut dyn CrawlDb, n: usize) -> Vec<Work> {
+    db.checkout(W, n, LONG).expect("checkout")
+}
 
 /// A URL at `depth` with `score`, found on `via` (row id) when given.
-fn url(u: &str, score: f64, via: Option<PageId>, features: Option<Vec<u32>>) -> NewUrl {
+pub(crate) fn url(u: &str, score: f64, via: Option<PageId>, features: Option<Vec<u32>>) -> NewUrl {
     let parsed = url::Url::parse(u).expect("test URL");
     NewUrl {
         host: parsed.host_str().unwrap_or("").to_owned(),
@@ -19,7 +45,7 @@ fn url(u: &str, score: f64, via: Option<PageId>, features: Option<Vec<u32>>) -> 
 }
 
 /// A fetched page's outcome with `relevance`, `text` and `links`.
-fn fetched(oid: PageId, relevance: f64, text: &str, links: Vec<NewUrl>) -> Outcome {
+pub(crate) fn fetched(oid: PageId, relevance: f64, text: &str, links: Vec<NewUrl>) -> Outcome {
     Outcome {
         oid,
         status: DocStatus::Fetched,
@@ -32,13 +58,13 @@ fn fetched(oid: PageId, relevance: f64, text: &str, links: Vec<NewUrl>) -> Outco
 
 /// Seeds `a.test` and `b.test` and fetches both: a (R 0.8) links to x and y, b (R 0.3) to y
 /// and z. Returns the ids of (a, b).
-fn two_fetched_parents(db: &mut dyn CrawlDb) -> (PageId, PageId) {
+pub(crate) fn two_fetched_parents(db: &mut dyn CrawlDb) -> (PageId, PageId) {
     let seeds = [
         url("http://a.test/", 1.0, None, None),
         url("http://b.test/", 1.0, None, None),
     ];
     db.add_seeds(&seeds).expect("seeds");
-    let work = db.checkout(10).expect("checkout");
+    let work = co(db, 10);
     let oid = |u: &str| work.iter().find(|w| w.url == u).expect("checked out").oid;
     let (a, b) = (oid("http://a.test/"), oid("http://b.test/"));
     let links_a = vec![
@@ -59,7 +85,7 @@ fn two_fetched_parents(db: &mut dyn CrawlDb) -> (PageId, PageId) {
 }
 
 /// Every link into a frontier URL, a page at a time after the last row read.
-fn all_in_links(db: &dyn CrawlDb, limit: usize) -> Vec<super::InLink> {
+pub(crate) fn all_in_links(db: &dyn CrawlDb, limit: usize) -> Vec<super::InLink> {
     let (mut out, mut after) = (Vec::new(), None);
     loop {
         let page = db.frontier_in_links(after, limit).expect("in-links");
@@ -105,7 +131,7 @@ pub fn frontier_scores_are_persisted_for_unvisited_urls_only(db: &mut dyn CrawlD
     let rows = all_in_links(db, PAGE);
     let z = rows.iter().find(|l| l.features.is_none()).expect("z").dst;
     assert_eq!(db.set_frontier_scores(&[(z, 0.95), (a, 0.01)]).unwrap(), 1);
-    let next = db.checkout(1).unwrap();
+    let next = co(db, 1);
     assert_eq!(next[0].oid, z);
     assert_eq!(next[0].score, 0.95);
 }
@@ -117,9 +143,7 @@ pub fn boosts_raise_out_links_to_at_least_the_given_score(db: &mut dyn CrawlDb) 
     assert_eq!(db.boost_out_links("http://b.test/", 1.5).unwrap(), 2);
     assert_eq!(db.boost_out_links("http://b.test/", 0.5).unwrap(), 2);
     assert_eq!(db.boost_out_links("http://nowhere.test/", 1.5).unwrap(), 0);
-    let mut work: Vec<(String, f64)> = (db.checkout(3).unwrap().into_iter())
-        .map(|w| (w.url, w.score))
-        .collect();
+    let mut work: Vec<(String, f64)> = (co(db, 3).into_iter()).map(|w| (w.url, w.score)).collect();
     work[..2].sort_by(|p, q| p.0.cmp(&q.0));
     let expected = [
         ("http://y.test/", 1.5),
@@ -165,7 +189,7 @@ pub fn fetched_texts_page_out_and_verdicts_are_stored(db: &mut dyn CrawlDb) {
 pub fn a_requeued_failure_spends_a_try_and_a_final_one_is_given_up(db: &mut dyn CrawlDb) {
     db.add_seeds(&[url("http://flaky.test/", 1.0, None, None)])
         .unwrap();
-    let w = db.checkout(1).unwrap().remove(0);
+    let w = co(db, 1).remove(0);
     assert_eq!(w.tries, 0);
     let failure = |status| Outcome {
         oid: w.oid,
@@ -176,22 +200,22 @@ pub fn a_requeued_failure_spends_a_try_and_a_final_one_is_given_up(db: &mut dyn 
     };
     db.record(&[failure(DocStatus::Unvisited)]).unwrap();
     assert_eq!(db.frontier_len().unwrap(), 1);
-    let again = db.checkout(1).unwrap().remove(0);
+    let again = co(db, 1).remove(0);
     assert_eq!((again.oid, again.tries), (w.oid, 1));
     db.record(&[failure(DocStatus::Failed)]).unwrap();
     assert_eq!(db.frontier_len().unwrap(), 0);
     assert_eq!(db.given_up().unwrap(), 1);
-    assert!(db.checkout(1).unwrap().is_empty());
+    assert!(co(db, 1).is_empty());
 }
 
 /// Checked-out URLs released unfetched return to the frontier with their tries unspent.
 pub fn released_work_returns_unspent(db: &mut dyn CrawlDb) {
     db.add_seeds(&[url("http://a.test/", 1.0, None, None)])
         .unwrap();
-    let w = db.checkout(1).unwrap().remove(0);
-    assert!(db.checkout(1).unwrap().is_empty(), "checked out twice");
+    let w = co(db, 1).remove(0);
+    assert!(co(db, 1).is_empty(), "checked out twice");
     db.release(&[w.oid]).unwrap();
-    let again = db.checkout(1).unwrap().remove(0);
+    let again = co(db, 1).remove(0);
     assert_eq!((again.oid, again.tries), (w.oid, 0));
 }
 
@@ -199,7 +223,7 @@ pub fn released_work_returns_unspent(db: &mut dyn CrawlDb) {
 pub fn apprentice_evidence_appears_when_the_target_is_fetched(db: &mut dyn CrawlDb) {
     two_fetched_parents(db);
     assert!(db.apprentice_evidence().unwrap().is_empty());
-    let next = db.checkout(1).unwrap().remove(0);
+    let next = co(db, 1).remove(0);
     let rec = db
         .record(&[fetched(next.oid, 0.6, "x or y", vec![])])
         .unwrap();
@@ -211,10 +235,41 @@ pub fn apprentice_evidence_appears_when_the_target_is_fetched(db: &mut dyn Crawl
     assert!(!evidence.is_empty() && evidence.iter().all(|(_, r)| *r == 0.6));
 }
 
-/// Runs every contract function on a fresh back-end from `open`.
+/// One worker alone (the one-process crawl) checks out in the frontier's own order across
+/// hosts, a batch at a time, exactly as if there were no leases.
+pub fn one_worker_checks_out_in_global_frontier_order(db: &mut dyn CrawlDb) {
+    let seeds: Vec<NewUrl> = [
+        ("http://a.test/1", 0.3),
+        ("http://b.test/1", 0.9),
+        ("http://a.test/2", 0.8),
+        ("http://c.test/1", 0.5),
+        ("http://b.test/2", 0.1),
+    ]
+    .iter()
+    .map(|(u, s)| url(u, *s, None, None))
+    .collect();
+    db.add_seeds(&seeds).unwrap();
+    let mut order: Vec<String> = co(db, 2).into_iter().map(|w| w.url).collect();
+    order.extend(co(db, 10).into_iter().map(|w| w.url));
+    let expected = [
+        "http://b.test/1",
+        "http://a.test/2",
+        "http://c.test/1",
+        "http://a.test/1",
+        "http://b.test/2",
+    ];
+    assert_eq!(order, expected);
+    let mut held = db.held_hosts(W).unwrap();
+    held.sort();
+    assert_eq!(held, ["a.test", "b.test", "c.test"]);
+}
+
+/// Runs every contract function on a fresh back-end from `open`: `open(name)` opens the
+/// back-end's crawl `name`, empty on first use; opened again with the same name after the
+/// first was dropped (a crash), it is the same crawl.
 pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
     type Case = (&'static str, fn(&mut dyn CrawlDb));
-    let cases: [Case; 7] = [
+    let cases: [Case; 16] = [
         (
             "in-links",
             frontier_keeps_the_best_parent_and_pages_its_in_links,
@@ -234,11 +289,30 @@ pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
             "evidence",
             apprentice_evidence_appears_when_the_target_is_fetched,
         ),
+        (
+            "claim-order",
+            hosts_are_claimed_in_order_of_their_best_pending_url,
+        ),
+        ("lapse", a_lapsed_lease_returns_hosts_and_in_flight_urls),
+        (
+            "give-back",
+            given_back_hosts_are_free_and_their_in_flight_urls_return,
+        ),
+        ("counts", counts_and_the_fetch_log_follow_the_record),
+        ("retry-failed", failed_urls_return_on_retry),
+        ("kept", host_slots_and_the_model_are_kept),
+        ("revisits", revisits_refresh_fetched_pages),
+        (
+            "distillation",
+            the_distillation_is_stored_and_boosts_hub_neighbours,
+        ),
+        ("one-worker", one_worker_checks_out_in_global_frontier_order),
     ];
     for (name, case) in cases {
         let mut db = open(name);
         case(db.as_mut());
     }
+    a_crash_mid_checkout_loses_nothing(open, "crash");
 }
 
 #[cfg(test)]

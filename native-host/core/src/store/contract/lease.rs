@@ -1,0 +1,129 @@
+//! The lease contract: workers hold hosts, only the holder checks out their URLs, renewals
+//! keep a lease, a lapsed or given-back lease returns hosts and in-flight URLs, and a crash
+//! loses nothing fetched.
+
+use super::{fetched, url, CrawlDb, NewUrl, LONG};
+use std::time::{Duration, Instant};
+
+/// Seeds `(url, score)` pairs.
+fn seed(db: &mut dyn CrawlDb, seeds: &[(&str, f64)]) {
+    let seeds: Vec<NewUrl> = seeds.iter().map(|(u, s)| url(u, *s, None, None)).collect();
+    db.add_seeds(&seeds).expect("seeds");
+}
+
+/// URLs `worker` checks out, up to `n`, in order.
+fn urls(db: &mut dyn CrawlDb, worker: &str, n: usize, lease: Duration) -> Vec<String> {
+    let work = db.checkout(worker, n, lease).expect("checkout");
+    work.into_iter().map(|w| w.url).collect()
+}
+
+/// Hosts go to workers in order of their best pending URL, never to two live workers, and a
+/// worker checks out only URLs of hosts it holds or that are free.
+pub fn hosts_are_claimed_in_order_of_their_best_pending_url(db: &mut dyn CrawlDb) {
+    seed(
+        db,
+        &[
+            ("http://a.test/1", 0.2),
+            ("http://b.test/", 0.9),
+            ("http://c.test/", 0.5),
+            ("http://a.test/2", 0.95),
+        ],
+    );
+    assert_eq!(db.claim_hosts("w1", 2, LONG).unwrap(), ["a.test", "b.test"]);
+    assert_eq!(db.claim_hosts("w2", 5, LONG).unwrap(), ["c.test"]);
+    assert!(db.claim_hosts("w1", 5, LONG).unwrap().is_empty());
+    assert!(db.claim_hosts("w3", 5, LONG).unwrap().is_empty());
+    assert_eq!(db.held_hosts("w1").unwrap(), ["a.test", "b.test"]);
+    assert_eq!(db.held_hosts("w2").unwrap(), ["c.test"]);
+    assert!(urls(db, "w3", 10, LONG).is_empty(), "every host is held");
+    assert_eq!(urls(db, "w2", 10, LONG), ["http://c.test/"]);
+    let w1 = urls(db, "w1", 10, LONG);
+    assert_eq!(w1, ["http://a.test/2", "http://b.test/", "http://a.test/1"]);
+    assert_eq!(db.frontier_len().unwrap(), 0);
+}
+
+/// A renewed lease holds past its first end; a lapsed one frees its hosts and returns their
+/// in-flight URLs to the frontier, while what the worker fetched stays fetched.
+pub fn a_lapsed_lease_returns_hosts_and_in_flight_urls(db: &mut dyn CrawlDb) {
+    seed(
+        db,
+        &[
+            ("http://x.test/1", 0.9),
+            ("http://x.test/2", 0.8),
+            ("http://y.test/", 0.7),
+        ],
+    );
+    let t0 = Instant::now();
+    let short = Duration::from_millis(300);
+    let work = db.checkout("w1", 2, short).unwrap();
+    assert_eq!(work.len(), 2);
+    db.record(&[fetched(work[0].oid, 0.9, "x one", vec![])])
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(db.renew("w1", Duration::from_millis(700)).unwrap(), 1);
+    std::thread::sleep(
+        Duration::from_millis(300).saturating_sub(t0.elapsed()) + Duration::from_millis(100),
+    );
+    // Past the first lease's end, inside the renewed one: x is still w1's.
+    assert_eq!(urls(db, "w2", 10, LONG), ["http://y.test/"]);
+    assert_eq!(db.expire_leases().unwrap(), 0);
+    assert!(
+        t0.elapsed() < Duration::from_millis(850),
+        "the machine stalled; the renewal cannot be told from expiry"
+    );
+    std::thread::sleep(Duration::from_millis(900).saturating_sub(t0.elapsed()));
+    assert_eq!(db.expire_leases().unwrap(), 1, "x.test/2 was in flight");
+    assert!(db.held_hosts("w1").unwrap().is_empty());
+    assert_eq!(urls(db, "w2", 10, LONG), ["http://x.test/2"]);
+    assert_eq!(db.fetched().unwrap(), 1);
+    assert_eq!(db.fetched_urls().unwrap(), ["http://x.test/1"]);
+}
+
+/// Hosts given back are free at once, their in-flight URLs back in the frontier unspent.
+pub fn given_back_hosts_are_free_and_their_in_flight_urls_return(db: &mut dyn CrawlDb) {
+    seed(db, &[("http://x.test/1", 0.9), ("http://y.test/", 0.7)]);
+    assert_eq!(urls(db, "w1", 10, LONG).len(), 2);
+    db.release_hosts("w1", &["x.test".to_owned(), "elsewhere.test".to_owned()])
+        .unwrap();
+    assert_eq!(db.held_hosts("w1").unwrap(), ["y.test"]);
+    let back = db.checkout("w2", 10, LONG).unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(
+        (back[0].url.as_str(), back[0].tries),
+        ("http://x.test/1", 0)
+    );
+    assert_eq!(db.held_hosts("w2").unwrap(), ["x.test"]);
+}
+
+/// A worker dies mid-checkout (its door dropped without a release): once its lease has run
+/// out, every URL it had in flight is back in the frontier, and what it fetched and the
+/// links it found are kept.
+pub fn a_crash_mid_checkout_loses_nothing(
+    open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>,
+    name: &str,
+) {
+    let lease = Duration::from_millis(200);
+    {
+        let mut db = open(name);
+        seed(
+            db.as_mut(),
+            &[
+                ("http://a.test/", 0.9),
+                ("http://b.test/", 0.8),
+                ("http://c.test/", 0.7),
+            ],
+        );
+        let work = db.checkout("doomed", 2, lease).unwrap();
+        let link = url("http://d.test/", 0.6, Some(work[0].oid), None);
+        db.record(&[fetched(work[0].oid, 0.9, "a", vec![link])])
+            .unwrap();
+    } // the crash: no release, no give-back
+    std::thread::sleep(lease + Duration::from_millis(100));
+    let mut db = open(name);
+    db.expire_leases().unwrap();
+    let mut left = urls(db.as_mut(), "heir", 10, LONG);
+    left.sort();
+    assert_eq!(left, ["http://b.test/", "http://c.test/", "http://d.test/"]);
+    assert_eq!(db.fetched_urls().unwrap(), ["http://a.test/"]);
+    assert!(db.held_hosts("doomed").unwrap().is_empty());
+}

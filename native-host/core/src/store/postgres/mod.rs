@@ -1,0 +1,368 @@
+//! The crawl database on a PostgreSQL server, shared by crawls on many machines: the same door
+//! ([`CrawlDb`]) and the same tables as the SQLite store (`doc`, `link`, `server`, `taxonomy`,
+//! `hub`, `auth`, ...), so the census and the paper's SQL read the same columns.
+//!
+//! The client is the blocking `postgres` crate (tokio-postgres under a private runtime per
+//! connection) with an `r2d2` pool: the door is synchronous and the crawl calls it on tokio's
+//! blocking pool, where a blocking client needs no runtime handed in. A call made on a runtime
+//! thread itself is moved off it ([`off_runtime`]). The schema is versioned by `refinery`
+//! (numbered SQL files in `migrations/`, checksummed), run under an advisory lock so that
+//! workers starting together migrate once. No focus policy lives here: the store persists the
+//! numbers `crawl::policy` gives it; "keep the best parent's score" is `GREATEST`, as SQLite's
+//! `max`.
+
+mod frontier;
+mod mining;
+mod record;
+pub mod testing;
+
+use super::{
+    judge::Verdict, ApprenticeEvidence, CrawlDb, InLink, NewUrl, Outcome, PageId, PageText,
+    Recorded, Result, StoreError, Work,
+};
+use crate::distiller::{Edge, Scores};
+use r2d2_postgres::{postgres, r2d2, PostgresConnectionManager};
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The schema's versions, embedded from `migrations/` (`V<n>__<name>.sql`).
+mod embedded {
+    #![allow(missing_docs)]
+    refinery::embed_migrations!("src/store/postgres/migrations");
+}
+
+/// A pooled connection to the crawl's server.
+type Conn = r2d2::PooledConnection<PostgresConnectionManager<postgres::NoTls>>;
+
+/// The advisory lock key under which a worker migrates the schema (any fixed number: "fora").
+const MIGRATION_LOCK: i64 = 0x666f_7261;
+
+/// Connections a store keeps at most.
+const POOL_SIZE: u32 = 4;
+
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        StoreError::Backend(Box::new(e))
+    }
+}
+
+impl From<r2d2::Error> for StoreError {
+    fn from(e: r2d2::Error) -> Self {
+        StoreError::Backend(Box::new(e))
+    }
+}
+
+/// Runs blocking database work where blocking is allowed: as is on a plain thread or tokio's
+/// blocking pool, through `block_in_place` on a multi-threaded runtime's worker, and on a
+/// scoped thread inside a current-thread runtime (the blocking client runs a runtime of its
+/// own, which cannot start inside another).
+pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Err(_) => f(),
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        Ok(_) => std::thread::scope(|s| {
+            s.spawn(f)
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        }),
+    }
+}
+
+/// A crawl database on a PostgreSQL server.
+pub struct PgStore {
+    /// The pool (taken only when the store is dropped).
+    pool: Option<Pool>,
+}
+
+/// The pool of connections to the crawl's server.
+type Pool = r2d2::Pool<PostgresConnectionManager<postgres::NoTls>>;
+
+impl Drop for PgStore {
+    /// Closing a connection blocks on its runtime: done off the async runtime too.
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            off_runtime(move || drop(pool));
+        }
+    }
+}
+
+impl PgStore {
+    /// Connects to the server at `url` (`postgres://user:password@host:port/database`) and
+    /// brings its schema to this build's version.
+    pub fn open(url: &str) -> Result<PgStore> {
+        let mut config = postgres::Config::from_str(url)?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.application_name("forager");
+        off_runtime(|| {
+            let mut client = config.connect(postgres::NoTls)?;
+            migrate(&mut client)?;
+            drop(client);
+            let pool = r2d2::Pool::builder()
+                .max_size(POOL_SIZE)
+                .min_idle(Some(0))
+                .test_on_check_out(false)
+                .connection_timeout(Duration::from_secs(30))
+                .build(PostgresConnectionManager::new(config, postgres::NoTls))?;
+            Ok(PgStore { pool: Some(pool) })
+        })
+    }
+
+    /// A connection from the pool (call inside [`off_runtime`]).
+    fn conn(&self) -> Result<Conn> {
+        let pool = self.pool.as_ref().ok_or(StoreError::Unsupported(
+            String::from("postgres"),
+            "the store was closed",
+        ))?;
+        Ok(pool.get()?)
+    }
+
+    /// Runs `f` on a pooled connection, off the async runtime.
+    fn with<T: Send>(&self, f: impl FnOnce(&mut Conn) -> Result<T> + Send) -> Result<T> {
+        off_runtime(|| f(&mut self.conn()?))
+    }
+
+    /// Writes a `meta` text value.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO meta(key, value) VALUES($1, $2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                &[&key, &value],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Reads a `meta` text value.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.with(|c| {
+            let row = c.query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?;
+            Ok(row.and_then(|r| r.get(0)))
+        })
+    }
+
+    /// The stored model's bytes (`meta.blob` of key `model`), if a crawl stored one.
+    pub fn model_bytes(&self) -> Result<Option<Vec<u8>>> {
+        self.with(|c| {
+            let row = c.query_opt("SELECT blob FROM meta WHERE key = 'model'", &[])?;
+            Ok(row.and_then(|r| r.get(0)))
+        })
+    }
+
+    /// A count of `doc` rows matching `condition` (a fixed SQL condition).
+    fn count(&self, condition: &'static str) -> Result<i64> {
+        self.with(|c| {
+            let sql = format!("SELECT count(*) FROM doc WHERE {condition}");
+            Ok(c.query_one(sql.as_str(), &[])?.get(0))
+        })
+    }
+}
+
+/// Applies the migrations this build has and the database lacks, one worker at a time.
+fn migrate(client: &mut postgres::Client) -> Result<()> {
+    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
+    let ran = embedded::migrations::runner().run(client);
+    client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])?;
+    ran.map(|_| ())
+        .map_err(|e| StoreError::Schema(format!("migrating the PostgreSQL schema: {e}")))
+}
+
+impl CrawlDb for PgStore {
+    fn save_taxonomy(&mut self, model: &forager_classifier::Model) -> Result<()> {
+        self.with(|c| mining::save_taxonomy(c, model))
+    }
+    fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
+        self.with(|c| {
+            let mut tx = c.transaction()?;
+            let links: Vec<_> = seeds.iter().map(|s| (None, s)).collect();
+            frontier::enqueue(&mut tx, &links, &mut Vec::new())?;
+            Ok(tx.commit()?)
+        })
+    }
+    fn boost_out_links(&mut self, url: &str, score: f64) -> Result<usize> {
+        self.with(|c| mining::boost_out_links(c, url, score))
+    }
+    fn retry_failed(&mut self) -> Result<usize> {
+        self.with(frontier::retry_failed)
+    }
+    fn set_mode(&mut self, mode: &str) -> Result<()> {
+        self.set_meta("mode", mode)
+    }
+    fn seed_urls(&self) -> Result<Vec<String>> {
+        self.with(|c| {
+            let rows = c.query("SELECT url FROM doc WHERE depth = 0 ORDER BY oid", &[])?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+    }
+    fn fetched_urls(&self) -> Result<Vec<String>> {
+        self.with(|c| {
+            let rows = c.query(
+                "SELECT url FROM doc WHERE fetch_seq IS NOT NULL ORDER BY fetch_seq",
+                &[],
+            )?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+    }
+    fn fetched(&self) -> Result<i64> {
+        self.count("status = 2")
+    }
+    fn given_up(&self) -> Result<i64> {
+        self.count("status IN (3, 4)")
+    }
+    fn frontier_len(&self) -> Result<i64> {
+        self.count("status = 0")
+    }
+    fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
+        self.with(|c| frontier::checkout(c, n))
+    }
+    fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
+        self.with(|c| frontier::checkout_revisits(c, n, min_age))
+    }
+    fn release(&mut self, oids: &[PageId]) -> Result<()> {
+        self.with(|c| frontier::release(c, oids))
+    }
+    fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
+        self.with(|c| record::record(c, batch))
+    }
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
+        self.with(|c| mining::frontier_in_links(c, after, limit))
+    }
+    fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
+        self.with(|c| mining::set_frontier_scores(c, scores))
+    }
+    fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
+        self.with(|c| mining::fetched_texts(c, after, limit))
+    }
+    fn save_verdicts(&mut self, verdicts: &[(PageId, Verdict)]) -> Result<()> {
+        self.with(|c| mining::save_verdicts(c, verdicts))
+    }
+    fn apprentice_evidence(&self) -> Result<Vec<ApprenticeEvidence>> {
+        self.with(mining::apprentice_evidence)
+    }
+    fn graph(&self) -> Result<(Vec<Edge>, HashMap<i64, f64>)> {
+        self.with(mining::graph)
+    }
+    fn save_distillation(&mut self, scores: &Scores) -> Result<()> {
+        self.with(|c| mining::save_distillation(c, scores))
+    }
+    fn boost_hub_neighbours(&mut self, top: usize, score: f64) -> Result<usize> {
+        self.with(|c| mining::boost_hub_neighbours(c, top, score))
+    }
+    fn host_slots(&self) -> Result<Vec<(String, f64)>> {
+        Ok(self
+            .meta("host_slots")?
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default())
+    }
+    fn save_host_slots(&mut self, slots: &[(String, f64)]) -> Result<()> {
+        let json = serde_json::to_string(slots).unwrap_or_else(|_| "[]".into());
+        self.set_meta("host_slots", &json)
+    }
+}
+
+/// A row count as the door reports it.
+fn rows(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// A limit as SQL takes it.
+fn limit(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::TestDb;
+    use super::*;
+
+    #[test]
+    fn the_postgres_store_keeps_the_door_contract() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let mut dbs = Vec::new();
+        crate::store::contract::run_all(&mut |name| {
+            let db = TestDb::create(&server, name);
+            let store = PgStore::open(db.url()).expect("open the test database");
+            dbs.push(db);
+            Box::new(store) as Box<dyn CrawlDb>
+        });
+    }
+
+    #[test]
+    fn opening_twice_migrates_once_and_keeps_the_rows() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let db = TestDb::create(&server, "reopen");
+        let mut a = PgStore::open(db.url()).unwrap();
+        a.add_seeds(&[NewUrl::seed(&url::Url::parse("http://a.test/").unwrap())])
+            .unwrap();
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let url = db.url().to_owned();
+                std::thread::spawn(move || PgStore::open(&url).map(|_| ()))
+            })
+            .collect();
+        for t in threads {
+            t.join()
+                .unwrap()
+                .expect("a concurrent open migrates or waits");
+        }
+        let b = PgStore::open(db.url()).unwrap();
+        assert_eq!(b.frontier_len().unwrap(), 1);
+        assert_eq!(b.seed_urls().unwrap(), vec!["http://a.test/".to_owned()]);
+    }
+
+    #[test]
+    fn a_server_that_is_not_there_is_a_clear_error_without_the_password() {
+        // Port 1 on loopback: nothing listens there.
+        let e = PgStore::open("postgres://crawler:s3cret@127.0.0.1:1/forager")
+            .err()
+            .expect("no server");
+        let shown = e.to_string();
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("crawl database"), "{shown}");
+        let bad = PgStore::open("postgres://a b").err().expect("bad URL");
+        assert!(matches!(bad, StoreError::Backend(_)), "{bad}");
+    }
+
+    #[tokio::test]
+    async fn the_door_works_from_a_current_thread_runtime() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let db = TestDb::create(&server, "current-thread");
+        let mut s = PgStore::open(db.url()).unwrap();
+        s.set_mode("Soft").unwrap();
+        assert_eq!(s.meta("mode").unwrap().as_deref(), Some("Soft"));
+        assert_eq!(s.fetched().unwrap(), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_door_works_on_a_runtime_worker_and_the_blocking_pool() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let db = TestDb::create(&server, "multi-thread");
+        let mut s = PgStore::open(db.url()).unwrap();
+        s.set_mode("Hard").unwrap();
+        let s = tokio::task::spawn_blocking(move || {
+            s.add_seeds(&[NewUrl::seed(&url::Url::parse("http://b.test/").unwrap())])
+                .map(|_| s)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.frontier_len().unwrap(), 1);
+        assert_eq!(s.meta("mode").unwrap().as_deref(), Some("Hard"));
+    }
+}
