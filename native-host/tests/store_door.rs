@@ -44,11 +44,13 @@ fn every_command_opens_a_server_locator_through_the_store_door() {
         ],
     ];
     for args in &through_the_door {
+        // Nothing listens on port 1: a build without the server back-end says so, one with it
+        // fails to connect; neither opens a file named like the URL.
         let err = refused(args);
-        assert!(
-            err.contains("no PostgreSQL back-end") && err.contains("crawler:***@127.0.0.1:1"),
-            "{args:?}: {err}"
-        );
+        let server_said = err.contains("no PostgreSQL back-end") && err.contains("crawler:***@")
+            || err.to_lowercase().contains("connect");
+        assert!(server_said, "{args:?}: {err}");
+        assert!(!err.contains("no such crawl database"), "{args:?}: {err}");
     }
     // The SQL console is SQLite's own: it says so instead of opening a file named like a URL.
     let err = refused(&["sql", SERVER, "SELECT 1"]);
