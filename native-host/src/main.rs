@@ -64,6 +64,8 @@ enum Cmd {
     Export(cmd::export::Args),
     /// Summary of a running or finished crawl.
     Status(cmd::status::Args),
+    /// Join a crawl started by `forager crawl`: lease hosts, fetch and record their pages.
+    Worker(cmd::worker::Args),
     /// Find a crawl's pages by their words: title, snippet with the matched words marked, R,
     /// best leaf, fetched time; best first (BM25 combined with R).
     Search(cmd::search::Args),
@@ -170,6 +172,7 @@ fn main() -> Result<()> {
         Cmd::Report(a) => cmd::report::run(a),
         Cmd::Export(a) => cmd::export::run(a),
         Cmd::Status(a) => cmd::status::run(a),
+        Cmd::Worker(a) => cmd::worker::run(a),
         Cmd::Search(a) => cmd::search::run(a),
         Cmd::Feed(a) => cmd::feed::run(a),
         Cmd::ServeWeb(a) => cmd::serve_web::run(a),

@@ -22,6 +22,7 @@ pub(crate) mod starter_model;
 pub(crate) mod status;
 pub(crate) mod train;
 pub(crate) mod uninstall;
+pub(crate) mod worker;
 
 use forager::store::{Locator, Reader};
 use std::path::Path;

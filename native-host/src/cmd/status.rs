@@ -35,10 +35,21 @@ pub(crate) fn cmd_status(db: &Path, json: bool) -> Result<()> {
         errors.insert(k, n.into());
     }
     let alarms = db.alarms(&relevance, frontier);
+    let now = forager::store::now();
+    let workers: Vec<serde_json::Value> = (db.workers()?.iter())
+        .map(|w| {
+            let secs = (w.heartbeat - w.started_at).max(1e-3);
+            serde_json::json!({"name": w.name, "hosts": w.hosts, "checked_out": w.checked_out,
+                "per_second": w.checked_out as f64 / secs,
+                "heartbeat_ago": (now - w.heartbeat).max(0.0),
+                "lease_left": (w.lease_until - now).max(0.0)})
+        })
+        .collect();
     let v = serde_json::json!({
         "alarms": alarms,
         "fetched": fetched, "frontier": frontier, "failed_or_excluded": failed,
         "relevant_fetched": relevant, "recent_relevance": mean_recent, "errors": errors,
+        "workers": workers,
     });
     if json {
         println!("{v}");
@@ -50,6 +61,15 @@ pub(crate) fn cmd_status(db: &Path, json: bool) -> Result<()> {
         }
         for (k, n) in &errors {
             println!("  {k}: {n}");
+        }
+        for w in &workers {
+            println!(
+                "worker {}: {} hosts, {:.1} URLs/s checked out, last heartbeat {:.0} s ago",
+                w["name"].as_str().unwrap_or(""),
+                w["hosts"],
+                w["per_second"].as_f64().unwrap_or(0.0),
+                w["heartbeat_ago"].as_f64().unwrap_or(0.0)
+            );
         }
     }
     Ok(())

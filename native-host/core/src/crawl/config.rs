@@ -135,6 +135,9 @@ pub enum CrawlEvent {
 /// Crawl settings.
 #[derive(Clone, Debug)]
 pub struct CrawlConfig {
+    /// This crawler's name among the workers of a shared crawl: it checks out only URLs of
+    /// the hosts it leases (`store::LOCAL_WORKER` for a one-process crawl).
+    pub worker: String,
     /// Link policy.
     pub mode: Mode,
     /// Stop after this many fetched pages (in total, across resumes).
@@ -321,6 +324,7 @@ pub const DEFAULT_TEMPLATE_WEIGHT: f64 = forager_classifier::links::TEMPLATE_WEI
 impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
+            worker: crate::store::LOCAL_WORKER.to_owned(),
             mode: Mode::Soft,
             max_pages: None,
             max_time: None,

@@ -211,10 +211,8 @@ impl<S: CrawlDb> Watchdog<S> {
     pub(super) async fn checkout(&mut self) -> Result<(), CrawlError> {
         if self.last_renew.elapsed() >= store::RENEW_EVERY {
             self.last_renew = Instant::now();
-            blocking(&mut self.store, |s| {
-                s.renew(store::LOCAL_WORKER, store::LEASE)
-            })
-            .await?;
+            let w = self.config.worker.clone();
+            blocking(&mut self.store, move |s| s.renew(&w, store::LEASE)).await?;
         }
         if self.reason.is_some() {
             return Ok(());
@@ -251,10 +249,8 @@ impl<S: CrawlDb> Watchdog<S> {
             Vec::new()
         };
         let m = n - work.len();
-        let fresh = blocking(&mut self.store, move |s| {
-            s.checkout(store::LOCAL_WORKER, m, store::LEASE)
-        })
-        .await?;
+        let w = config.worker.clone();
+        let fresh = blocking(&mut self.store, move |s| s.checkout(&w, m, store::LEASE)).await?;
         self.frontier_dry = fresh.is_empty() && work.is_empty();
         work.extend(fresh);
         if config.deterministic {
@@ -571,6 +567,12 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         let slots = super::worker::slots_to_wall(&self.sh);
         blocking(&mut self.store, move |s| s.save_host_slots(&slots)).await?;
+        // Its hosts go back to the crawl for other workers.
+        let w = self.config.worker.clone();
+        blocking(&mut self.store, move |s| {
+            s.release_hosts(&w, &s.held_hosts(&w)?)
+        })
+        .await?;
         self.snapshot(0).await?;
         self.progress.elapsed = self.started.elapsed().as_secs_f64();
         self.progress.waiting = None;
