@@ -44,7 +44,6 @@ fn a_second_crawl_of_the_same_topics_starts_guided_and_other_topics_reset() {
     assert!(err.contains("none saved"), "{err}");
     assert!(err.contains("apprentice: saved"), "{err}");
     let saved = dir.join("a").join(forager::reuse::FILE_NAME);
-    let bytes = std::fs::read(&saved).unwrap();
     // The same topics again, into a new database of that directory: guided from the start.
     let (second, err) = crawl(&web, "networking", &dir.join("a/second.db"));
     assert!(err.contains("reusing the one learned"), "{err}");
@@ -56,6 +55,20 @@ fn a_second_crawl_of_the_same_topics_starts_guided_and_other_topics_reset() {
         same < 150,
         "the reused apprentice did not guide: {same} of 200 in place"
     );
+    // Its trust goes with it: the same file with a measured trust of 0 (the header's flag and
+    // f64 after the 32-byte key) leaves the start to soft focus.
+    let mut untrusted = std::fs::read(&saved).unwrap();
+    untrusted[42] = 1;
+    untrusted[43..51].copy_from_slice(&0f64.to_le_bytes());
+    std::fs::write(&saved, &untrusted).unwrap();
+    let (distrusted, err) = crawl(&web, "networking", &dir.join("a/distrusted.db"));
+    assert!(err.contains("trust 0.00"), "{err}");
+    assert_eq!(
+        distrusted[..200],
+        cold[..200],
+        "an apprentice of trust 0 guided"
+    );
+    let bytes = std::fs::read(&saved).unwrap();
     // Other good topics: a new apprentice, as a cold start of those topics, which replaces it.
     let (other, err) = crawl(&web, "finance", &dir.join("a/other.db"));
     assert!(err.contains("learned for other topics"), "{err}");
