@@ -32,7 +32,12 @@ fn main() {
             }
         })
         .collect();
-    for method in [Method::Randomized, Method::Hits, Method::OutDegree] {
+    for method in [
+        Method::Randomized,
+        Method::Hits,
+        Method::OutDegree,
+        Method::Topical,
+    ] {
         for share in [0.15, 1.0] {
             let p = Params {
                 authority_share: share,

@@ -4,7 +4,7 @@
 
 pub use forager_core::{
     address, canon, crawl, distiller, export, feed, fetch, input, model_file, monitor, output,
-    parse, robots, store, warc, widen,
+    parse, reuse, robots, store, warc, widen,
 };
 pub use forager_lab::{
     accuracy, bookmarks, confidence, demo, evaluation, highlight, miniweb, partial, reference,

@@ -191,6 +191,11 @@ impl Apprentice {
         self.trust = Some(trust.clamp(0.0, 1.0));
     }
 
+    /// The critic's weight as measured, None before it was.
+    pub fn measured_trust(&self) -> Option<f64> {
+        self.trust
+    }
+
     /// The critic's weight (1 when never measured: an apprentice used on its own).
     pub fn trust(&self) -> f64 {
         self.trust.unwrap_or(1.0)

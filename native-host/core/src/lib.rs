@@ -15,6 +15,7 @@ pub mod model_file;
 pub mod monitor;
 pub mod output;
 pub mod parse;
+pub mod reuse;
 pub mod robots;
 pub mod store;
 pub mod warc;

@@ -6,6 +6,7 @@
 use crate::miniweb::{MiniWeb, Task};
 use forager_classifier::Model;
 use forager_core::crawl::{self, ApprenticeConfig, CrawlConfig, Mode};
+use forager_core::reuse;
 use forager_core::store::{Reader as _, Store};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -26,6 +27,7 @@ pub const STRATEGIES: &[&str] = &[
     "soft+distiller",
     "soft+apprentice",
     "soft+apprentice-offline",
+    "soft+apprentice-reused",
     "soft+open-world",
     "soft+open-world-em",
     "soft+apprentice+open-world",
@@ -48,6 +50,10 @@ pub struct Strategy {
     /// an unguided soft crawl from the same seeds, then guides a fresh crawl (and keeps
     /// learning).
     pub offline: bool,
+    /// The apprentice reused across crawls ([`forager_core::reuse`]): a first crawl of the same
+    /// task with the learning apprentice is saved and loaded as `forager crawl` does, then
+    /// guides a fresh crawl from its first page (and keeps learning).
+    pub reused: bool,
     /// Soft focus that learns "none of the topics" from the crawl's own pages
     /// ([`crawl::OpenWorldConfig`]) with this method.
     pub open_world: Option<forager_classifier::BackgroundMethod>,
@@ -68,6 +74,13 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         "soft+distiller" => (Mode::Soft, false, true, false),
         "soft+apprentice" => (Mode::Soft, true, false, false),
         "soft+apprentice-offline" => (Mode::Soft, true, false, true),
+        "soft+apprentice-reused" => {
+            return Some(Strategy {
+                name: "soft+apprentice-reused",
+                reused: true,
+                ..strategy("soft+apprentice")?
+            })
+        }
         "soft+open-world" => {
             return Some(Strategy {
                 name: "soft+open-world",
@@ -106,6 +119,7 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         apprentice,
         distiller,
         offline,
+        reused: false,
         open_world: None,
         uncapped: false,
     })
@@ -286,6 +300,25 @@ pub async fn crawl_strategy(
         };
         crawl_fresh(model, seeds, &collect, unguided, s.uncapped, |_| {}).await?;
         Some(Store::open(&collect)?.trained_apprentice()?)
+    } else if s.reused {
+        let first = CrawlConfig {
+            apprentice: Some(ApprenticeConfig {
+                retrain_every: cfg.retrain_every,
+                warmup: cfg.warmup,
+                ..Default::default()
+            }),
+            ..base.clone()
+        };
+        let db1 = db.with_extension("first.db");
+        let (_, learned) = crawl_fresh(model, seeds, &db1, first, s.uncapped, |_| {}).await?;
+        let (path, key) = (
+            db.with_extension("apprentice.forager"),
+            reuse::Key::of(model),
+        );
+        if let Some(l) = learned {
+            reuse::save(&path, key, &l.0)?;
+        }
+        reuse::load(&path, key).apprentice()
     } else {
         None
     };
@@ -298,12 +331,12 @@ pub async fn crawl_strategy(
         }),
         ..base
     };
-    let fetched = crawl_fresh(model, seeds, db, config, s.uncapped, on_progress).await?;
+    let (fetched, _) = crawl_fresh(model, seeds, db, config, s.uncapped, on_progress).await?;
     Ok((fetched, t.elapsed().as_secs_f64()))
 }
 
 /// Crawls from `seeds` into a fresh `db` (with the classifier counting every word if `uncapped`);
-/// returns (url, R) in fetch order.
+/// returns (url, R) in fetch order and what its apprentice learned.
 async fn crawl_fresh(
     model: &mut Model,
     seeds: &[String],
@@ -311,7 +344,7 @@ async fn crawl_fresh(
     config: CrawlConfig,
     uncapped: bool,
     on_progress: impl FnMut(&crawl::Progress),
-) -> anyhow::Result<Vec<(String, f64)>> {
+) -> anyhow::Result<(Vec<(String, f64)>, Option<reuse::Learned>)> {
     for ext in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
     }
@@ -329,7 +362,7 @@ async fn crawl_fresh(
     } else {
         model.classifier()
     };
-    crawl::run(
+    let (_, progress) = crawl::run(
         store,
         classifier,
         config,
@@ -337,9 +370,10 @@ async fn crawl_fresh(
         on_progress,
     )
     .await?;
-    Ok(forager_core::store::ReadOnly::open(db)?
+    let log = forager_core::store::ReadOnly::open(db)?
         .read()
-        .fetch_log()?)
+        .fetch_log()?;
+    Ok((log, progress.learned))
 }
 
 /// The measures of a crawl's fetch order at the checkpoints of a `pages` crawl.

@@ -80,6 +80,10 @@ pub(crate) struct Args {
     /// Start the apprentice trained on a previous crawl database (implies --apprentice).
     #[arg(long)]
     apprentice_from: Option<PathBuf>,
+    /// Start a new apprentice instead of the one learned in earlier crawls of the same good
+    /// topics (saved as apprentice.forager beside --db); this crawl's replaces it at the end.
+    #[arg(long)]
+    fresh_apprentice: bool,
     /// Run the distiller every this many fetched pages (and at the end).
     #[arg(long)]
     distill_every: Option<u64>,
@@ -173,7 +177,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
     if a.retry_failed {
         eprintln!("{} failed URLs back in the frontier", prepared.retried);
     }
-    let apprentice = apprentice_of(&a)?;
+    let (apprentice, reuse) = apprentice_of(&a, &locator, &model)?;
     let classifier = if a.uncapped {
         model.uncapped_classifier()
     } else {
@@ -203,6 +207,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
             v["stopped"] = format!("{reason:?}").into();
             println!("{v}");
         }
+        save_learned(&reuse, &p);
         // In words first: the "stopped:" line stays the last (scripts read it).
         say_why(reason, &p, p.fetched.saturating_sub(prepared.fetched));
         let rss = forager::crawl::peak_rss().map_or("?".into(), |b| format!("{} MB", b >> 20));
@@ -231,6 +236,19 @@ fn set_aside(locator: &forager::store::Locator) -> Result<()> {
         eprintln!("kept the previous crawl as {}", kept.display());
     }
     Ok(())
+}
+
+/// Saves what the crawl's apprentice learned, for the next crawl of these topics.
+fn save_learned(reuse: &Reuse, p: &forager::crawl::Progress) {
+    if let (Some((path, key)), Some(learned)) = (reuse, &p.learned) {
+        match forager::reuse::save(path, *key, &learned.0) {
+            Ok(()) => eprintln!(
+                "apprentice: saved for the next crawl of these topics at {}",
+                path.display()
+            ),
+            Err(e) => eprintln!("apprentice: not saved: {e}"),
+        }
+    }
 }
 
 /// Why the crawl stopped and which hosts failed, in words, and the time spent waiting for them.
@@ -322,11 +340,21 @@ fn model_of(
     Ok(model)
 }
 
-/// The apprentice's settings, when it is on; trained offline from another crawl when asked.
-fn apprentice_of(a: &Args) -> Result<Option<forager::crawl::ApprenticeConfig>> {
+/// Where this crawl's apprentice is saved for the next one, and its key.
+type Reuse = Option<(PathBuf, forager::reuse::Key)>;
+
+/// The apprentice's settings, when it is on: trained offline from another crawl when asked,
+/// else the one learned in earlier crawls of the same topics (saved beside the database,
+/// [`forager::reuse`]), which this crawl's replaces at the end.
+fn apprentice_of(
+    a: &Args,
+    locator: &forager::store::Locator,
+    model: &Model,
+) -> Result<(Option<forager::crawl::ApprenticeConfig>, Reuse)> {
     if !(a.apprentice || a.apprentice_from.is_some()) {
-        return Ok(None);
+        return Ok((None, None));
     }
+    let mut reuse = None;
     let initial = match &a.apprentice_from {
         Some(p) => {
             let ap = super::open_read(p)?.trained_apprentice()?;
@@ -336,14 +364,33 @@ fn apprentice_of(a: &Args) -> Result<Option<forager::crawl::ApprenticeConfig>> {
             );
             Some(ap)
         }
-        None => None,
+        None => match locator {
+            forager::store::Locator::Sqlite(db) => {
+                let path = forager::reuse::path_beside(db);
+                let key = forager::reuse::Key::of(model);
+                reuse = Some((path.clone(), key));
+                if a.fresh_apprentice {
+                    eprintln!("apprentice: learning a new one (--fresh-apprentice)");
+                    None
+                } else {
+                    let loaded = forager::reuse::load(&path, key);
+                    eprintln!("{}", loaded.words(&path));
+                    loaded.apprentice()
+                }
+            }
+            forager::store::Locator::Postgres(_) => {
+                eprintln!("apprentice: a crawl on a database server learns a new one");
+                None
+            }
+        },
     };
-    Ok(Some(forager::crawl::ApprenticeConfig {
+    let config = forager::crawl::ApprenticeConfig {
         retrain_every: a.retrain_every.max(1),
         warmup: a.apprentice_warmup,
         d_max: a.d_max,
         initial,
-    }))
+    };
+    Ok((Some(config), reuse))
 }
 
 /// The crawl's settings from the options.

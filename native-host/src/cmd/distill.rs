@@ -14,10 +14,11 @@ pub(crate) struct Args {
     /// JSON output.
     #[arg(long)]
     json: bool,
-    /// How scores are computed: out-degree (hubs by the relevance-weighted out-degree),
-    /// randomized (randomised HITS with that out-degree as prior) or hits (plain HITS over
-    /// cross-site links, for comparison).
-    #[arg(long, default_value = "out-degree", value_parser = clap::builder::PossibleValuesParser::new(forager::distiller::Method::NAMES))]
+    /// How scores are computed: topical (hubs by their own relevance times their
+    /// relevance-weighted out-degree), out-degree (without their own relevance), randomized
+    /// (randomised HITS with that out-degree as prior) or hits (plain HITS over cross-site
+    /// links, for comparison).
+    #[arg(long, default_value = "topical", value_parser = clap::builder::PossibleValuesParser::new(forager::distiller::Method::NAMES))]
     method: String,
 }
 

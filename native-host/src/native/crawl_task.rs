@@ -97,6 +97,17 @@ impl Session {
         if prepared.seeds == 0 && prepared.frontier == 0 {
             return Err(Refusal::Invalid(NOTHING_TO_CRAWL.into()));
         }
+        // The apprentice learned in earlier crawls of these topics, kept beside the model.
+        let guided = req.apprentice.unwrap_or(true);
+        let reuse = guided.then(|| {
+            let path = crate::reuse::path_beside(&self.paths.db());
+            (path, crate::reuse::Key::of(&self.model))
+        });
+        let initial = reuse.as_ref().and_then(|(path, key)| {
+            let loaded = crate::reuse::load(path, *key);
+            eprintln!("forager: {}", loaded.words(path));
+            loaded.apprentice()
+        });
         let config = CrawlConfig {
             mode: Mode::Soft,
             // The budget is for this start: "crawl more" after a finished crawl must fetch more.
@@ -116,15 +127,15 @@ impl Session {
                 },
                 ..Default::default()
             },
-            apprentice: req
-                .apprentice
-                .unwrap_or(true)
-                .then(ApprenticeConfig::default),
+            apprentice: guided.then(|| ApprenticeConfig {
+                initial,
+                ..Default::default()
+            }),
             distill_every: Some(DISTILL_EVERY),
             progress_every: Duration::from_millis(500),
             ..Default::default()
         };
-        self.spawn_crawl(store, config, prepared.fetched);
+        self.spawn_crawl(store, config, prepared.fetched, reuse);
         Ok(Reply::CrawlStarted {
             started: true,
             retried: prepared.retried,
@@ -167,7 +178,13 @@ impl Session {
 
     /// Runs the crawl on its own task: progress to the status and the browser, pages and hubs
     /// pumped as events, and a last flush and `crawl_stopped` when it ends.
-    fn spawn_crawl(&mut self, store: Box<dyn CrawlDb>, config: CrawlConfig, fetched_before: u64) {
+    fn spawn_crawl(
+        &mut self,
+        store: Box<dyn CrawlDb>,
+        config: CrawlConfig,
+        fetched_before: u64,
+        reuse: Option<(std::path::PathBuf, crate::reuse::Key)>,
+    ) {
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let status = self.status.clone();
         let out = self.out.clone();
@@ -207,6 +224,8 @@ impl Session {
             .await;
             pump.abort();
             let _ = pump.await;
+            let learned = result.as_ref().ok().and_then(|(_, p)| p.learned.clone());
+            save_learned(reuse, learned).await;
             let (reason, message) = match &result {
                 Ok((r, p)) => {
                     let mut st = status.lock().unwrap_or_else(|e| e.into_inner());
@@ -316,5 +335,20 @@ impl Session {
     /// True while a crawl started by this session has not ended.
     pub(super) fn crawl_running(&self) -> bool {
         self.crawl.as_ref().is_some_and(|c| !c.task.is_finished())
+    }
+}
+
+/// Saves what a crawl's apprentice learned, for the next crawl of these topics.
+async fn save_learned(
+    reuse: Option<(std::path::PathBuf, crate::reuse::Key)>,
+    learned: Option<crate::reuse::Learned>,
+) {
+    if let (Some((path, key)), Some(l)) = (reuse, learned) {
+        let _ = tokio::task::spawn_blocking(move || {
+            if let Err(e) = crate::reuse::save(&path, key, &l.0) {
+                eprintln!("forager: apprentice not saved: {e}");
+            }
+        })
+        .await;
     }
 }

@@ -286,8 +286,10 @@ impl OpenWorldConfig {
 /// trust, its prequential skill (2 AUC - 1 on instances it had not learned yet), so an
 /// apprentice that does not separate good links from bad leaves soft focus in charge. On the
 /// generated web with hidden regions it lifts harvest at 1000 from .46/.39 to .70/.63
-/// (networking, finance); on FOLDOC it is still below soft focus at 1000 on four of six tasks
-/// (networking .387 vs .454), so it stays off by default (`--apprentice`).
+/// (networking, finance). Measured again with the apprentice reused across crawls (bench
+/// `soft+apprentice-reused`, two runs, 16 tasks): a first crawl's apprentice is below soft
+/// focus on FOLDOC at 1000 on six of six tasks (networking .388 vs .454) and a reused one on
+/// five of six (networking .413), so it stays off by default (`--apprentice`).
 pub const DEFAULT_APPRENTICE_WARMUP: u64 = 200;
 
 /// How the apprentice learns during a crawl.

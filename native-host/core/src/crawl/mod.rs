@@ -88,6 +88,10 @@ pub struct Progress {
     /// Seconds of this run spent with only parked work left (not counted as crawling: the
     /// rate is over the rest).
     pub idle_secs: f64,
+    /// At the end of a crawl with the apprentice: what it learned, with its trust (saved for
+    /// the next crawl of the same topics, [`crate::reuse`]).
+    #[serde(skip)]
+    pub learned: Option<crate::reuse::Learned>,
 }
 
 /// Why the crawl stopped.

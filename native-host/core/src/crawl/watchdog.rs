@@ -574,6 +574,17 @@ impl<S: CrawlDb> Watchdog<S> {
         })
         .await?;
         self.snapshot(0).await?;
+        if self.config.apprentice.is_some() {
+            // The critic's latest skill goes with the apprentice (measured now if it never was).
+            if self.learner.measured_trust().is_none() {
+                let heldout = std::mem::take(&mut self.heldout);
+                if let Some(skill) = forager_classifier::apprentice::skill(heldout) {
+                    self.learner.set_trust(skill);
+                }
+            }
+            let learned = Arc::new(std::mem::take(&mut self.learner));
+            self.progress.learned = Some(crate::reuse::Learned(learned));
+        }
         self.progress.elapsed = self.started.elapsed().as_secs_f64();
         self.progress.waiting = None;
         drop(
