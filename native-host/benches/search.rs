@@ -67,6 +67,7 @@ fn latency(db: &Path, queries: &[String]) -> (f64, f64, usize) {
     let ro = ReadOnly::open(db).unwrap();
     let r = ro.read();
     let mut ms = Vec::new();
+    let mut each = Vec::new();
     let mut hits = 0;
     // Each query's best of three runs: its own cost, not a pause of the shared machine.
     for q in queries {
@@ -80,7 +81,13 @@ fn latency(db: &Path, queries: &[String]) -> (f64, f64, usize) {
             }
         }
         ms.push(best);
+        each.push((best, q.as_str()));
     }
+    each.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let slowest: Vec<String> = (each.iter().take(5))
+        .map(|(t, q)| format!("{q:?} {t:.1} ms"))
+        .collect();
+    println!("    slowest: {}", slowest.join(", "));
     ms.sort_by(f64::total_cmp);
     (ms[ms.len() / 2], ms[ms.len() - 1], hits)
 }
