@@ -286,7 +286,11 @@ test('(w3) "best next links" in the side panel; one queued is fetched next by th
     'SELECT max(fetch_seq) FROM doc'])).stdout.trim().split('\n').pop());
   await panel.click(`#best-links li[data-url="${pick}"] button.queue`);
   await panel.waitForFunction(() => /queued at the head of the running crawl's frontier/
-    .test(document.getElementById('highlight-info')?.textContent ?? ''), undefined, { timeout: 10_000 });
+    .test(document.getElementById('highlight-info')?.textContent ?? ''), undefined, { timeout: 10_000 })
+    .catch(async (e) => {
+      const info = await panel.textContent('#highlight-info');
+      throw new Error(`${e.message}; the panel says: ${info}; ${pick}: ${JSON.stringify(await doc(pick ?? ''))}`);
+    });
   await panel.screenshot({ path: path.join(OUT, 'best-next-links.png') });
   const fetched = await waitFor(`${pick} fetched by the running crawl`, async () => {
     const d = await doc(/** @type {string} */ (pick));
