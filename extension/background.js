@@ -18,6 +18,7 @@ import { browseSettings, httpOrigin, setBrowseClassify, setBrowseOffSite, should
 import { Highlighter, highlightSites, setHighlightSite } from './lib/highlight.js';
 import { BROADCAST_TYPES } from './lib/messages.js';
 import { ModelStore } from './lib/model.js';
+import { NewsBadge, SEEN_KEY } from './lib/news-badge.js';
 import { MAX_EXAMPLE_CHARS, tabText } from './lib/page-text.js';
 import { closeHtmlReader, htmlText, installAdvice, openPanel } from './lib/platform.js';
 import { HostPort, HostRefusal, HostUnavailableError, errorText } from './lib/protocol.js';
@@ -46,6 +47,8 @@ const port = new HostPort();
 const models = new ModelStore();
 const crawl = new CrawlView();
 const highlighter = new Highlighter(port, models);
+/** The toolbar icon's count of new relevant pages since the user last looked. */
+const newsBadge = new NewsBadge((since) => port.request('whats_new', { since }));
 /** @type {{view: Classification, text: string} | null} */
 let last = null;
 /** @type {string | null} the latest problem worth showing (offline edits not replayed, ...) */
@@ -546,6 +549,7 @@ port.onState(broadcastHostState);
 
 port.onEvent((/** @type {HostEvent} */ e) => {
   crawl.apply(e);
+  if (e.type === 'pages' || e.type === 'crawl_stopped') newsBadge.soon();
   broadcast({ type: 'host_event', event: e });
 });
 
@@ -569,6 +573,7 @@ port.onConnect(async (hello) => {
     console.warn('forager: resync after hello:', e);
   }
   broadcastHostState();
+  newsBadge.soon();
   await afterModelChange();
 });
 
@@ -624,6 +629,11 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   return true; // the answer comes asynchronously
 });
 
+// The user looked (opened the side panel, marked pages seen): the icon's count follows.
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'local' && changes[SEEN_KEY] && port.connected) newsBadge.update().catch(() => {});
+});
+
 chrome.storage.session.get(LAST_KEY).then(
   (s) => { if (!last && s[LAST_KEY]) last = /** @type {{view: Classification, text: string}} */ (s[LAST_KEY]); },
   () => {},
@@ -645,6 +655,7 @@ port.start();
   /** @param {string} text @param {{warmup?: number, runs?: number}} [options] */
   benchClassify: async (text, options) => benchClassify(await models.get(), text, options),
   highlighter,
+  newsBadge,
   /** @param {number} links @param {{warmup?: number, runs?: number}} [options] */
   benchLinks: async (links, options) => benchLinks(await highlighter.model(), links, options),
 };

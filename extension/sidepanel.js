@@ -12,7 +12,7 @@ import { showFailing } from './lib/failing-view.js';
 import { RelevancePlot } from './lib/plot.js';
 import { refreshSuggestions } from './lib/widen-view.js';
 import { searchLive, wireSearch } from './lib/search-view.js';
-import { $, act, el, fixed, shortUrl, showHost, showNotice, tabLink, waitingText, wireNoticeDismiss } from './lib/ui.js';
+import { $, act, detailsBox, el, fixed, shortUrl, showHost, showNotice, tabLink, waitingText, wireNoticeDismiss } from './lib/ui.js';
 
 /**
  * @typedef {import('./lib/messages.js').State} State
@@ -105,11 +105,12 @@ function showStatus(s) {
     e.dataset.value = String(v ?? 0);
   }
   const alarms = Array.isArray(s?.alarms) ? s.alarms : [];
-  // The monitor's alarms in words; its statistics (a z score) are the tooltip.
+  // The monitor's alarms in words; its statistics (a z score) are one click away.
   const items = alarms.map((a) => typeof a === 'string'
     ? el('li', {}, a)
-    : el('li', { 'data-kind': a.kind, title: `Details: ${a.kind}: ${a.detail}` },
-      el('b', {}, `${ALARM_WORDS[a.kind] ?? a.kind}: `), a.detail.replace(/;\s*z = [-\d.]+\s*$/, '')));
+    : el('li', { 'data-kind': a.kind },
+      el('b', {}, `${ALARM_WORDS[a.kind] ?? a.kind}: `), a.detail.replace(/;\s*z = [-\d.]+\s*$/, ''), ' ',
+      detailsBox(`alarm:${a.kind}`, 'the monitor\'s alarm ', el('code', {}, a.kind), ': ', a.detail)));
   if (live && s?.paused) {
     items.unshift(el('li', { 'data-kind': 'paused' }, el('b', {}, 'Paused: '),
       `${s.paused}. The crawl retries by itself; no URL loses a try meanwhile.`));

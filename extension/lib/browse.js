@@ -72,14 +72,16 @@ export async function shouldClassify(tab, settings) {
 
 /**
  * Shows a page's relevance on the toolbar badge of its tab: a percentage, and the best topic in
- * the tooltip; `null` clears it.
+ * the tooltip; `null` clears it (the icon's own badge, the count of what is new, shows again).
  * @param {number} tabId
  * @param {{relevance: number, best_leaf: string, none: boolean} | null} c
  */
 export async function showBadge(tabId, c) {
   if (!c) {
     await chrome.action.setTitle({ tabId, title: 'Forager' });
-    await chrome.action.setBadgeText({ tabId, text: '' });
+    // Back to the icon's own badge (the count of what is new).
+    // (`null` resets a tab's text to the icon's; the typings know only strings.)
+    await chrome.action.setBadgeText(/** @type {any} */ ({ tabId, text: null }));
     return;
   }
   const pct = Math.round(c.relevance * 100);

@@ -1,13 +1,13 @@
 // @ts-check
 /**
  * The side panel's failing hosts: which hosts of the crawl fail and why, in words, with one of
- * their URLs (the error kind as recorded is the tooltip), and what the crawl waits for while
- * only their URLs are left.
+ * their URLs, the technical detail (the error kind as recorded, the whole URL) one click away
+ * under "Details", and what the crawl waits for while only their URLs are left.
  *
  * @module failing-view
  */
 
-import { el, shortUrl, tabLink, waitingText } from './ui.js';
+import { detailsBox, el, shortUrl, tabLink, waitingText } from './ui.js';
 
 /**
  * @typedef {import('./protocol.js').Status} Status
@@ -21,8 +21,11 @@ import { el, shortUrl, tabLink, waitingText } from './ui.js';
  */
 function troubleItem(t, live) {
   const retry = live && typeof t.retry_in === 'number' ? `; tried again in ${Math.round(t.retry_in)} s` : '';
-  return el('li', { 'data-host': t.host, 'data-kind': t.kind, title: `Details: error kind ${t.kind}` },
-    el('b', {}, t.host), ` — ${t.why}${retry} `, tabLink(t.url, shortUrl(t.url)));
+  const wait = live && typeof t.retry_in === 'number' ? `; backoff ${t.retry_in.toFixed(1)} s left` : '';
+  return el('li', { 'data-host': t.host, 'data-kind': t.kind },
+    el('b', {}, t.host), ` — ${t.why}${retry} `, tabLink(t.url, shortUrl(t.url)),
+    detailsBox(`host:${t.host}`, 'error kind (as the crawl database records it): ', el('code', {}, t.kind),
+      el('br'), 'URL: ', el('code', {}, t.url), wait));
 }
 
 /**

@@ -28,9 +28,9 @@ const SITES_KEY = 'highlightSites';
 /**
  * One scored link, as the side panel lists it.
  * @typedef {{url: string, anchor: string, score: number, topic: string, rule: 'apprentice' | 'context',
- *   fetched?: boolean}} BestLink `topic`: the good topic the link leads to, '' when the page it leads to
- *   looks like none of the good ones; `fetched`: the crawl has the page already (listed only when too few new
- *   links are left)
+ *   fetched?: boolean, menu?: boolean}} BestLink `topic`: the good topic the link leads to, '' when the page it
+ *   leads to looks like none of the good ones; `fetched`: the crawl has the page already (listed only when too few
+ *   new links are left); `menu`: it is in the site's navigation (listed after the links of the page's content)
  * @typedef {{tabId: number, url: string, title: string, links: BestLink[], scored: number, marked: number,
  *   rule: 'apprentice' | 'context', instances: number[] | null, ms: number, at: number,
  *   leftOut?: number}} Highlight `leftOut`: promising links left out because the crawl fetched them
@@ -145,17 +145,24 @@ export class Highlighter {
   async highlight(tabId) {
     const { page, scores, ms } = await this.score(tabId);
     const self = withoutFragment(page.url);
-    // Ranked by priority (links in site menus and footers weigh less, as in the crawler's soft
-    // focus), the best link element per target; the score shown is the predicted relevance.
-    /** @type {Map<string, {i: number, priority: number, score: number}>} */
+    // The links of the page's content first, then the site's navigation (menus, footers, bars
+    // of links), each by priority (links in boilerplate weigh less, as in the crawler's soft
+    // focus): a reader's next link is in what they read, however confident a score of "Home"
+    // or "About" is. The best link element per target; the score shown is the predicted
+    // relevance.
+    /** @type {Map<string, {i: number, priority: number, score: number, menu: boolean}>} */
     const best = new Map();
     page.links.forEach((l, i) => {
       const target = withoutFragment(l.href);
       if (target === self) return;
       const had = best.get(target);
-      if (!had || scores[i].priority > had.priority) best.set(target, { i, ...scores[i] });
+      const mine = { i, ...scores[i], menu: Boolean(l.menu) };
+      // A target linked from the content and from a menu counts as a content link.
+      const better = had && (had.menu !== mine.menu ? !had.menu : had.priority >= mine.priority);
+      if (!better) best.set(target, mine);
     });
-    const sorted = [...best.values()].sort((a, b) => b.priority - a.priority || a.i - b.i);
+    const sorted = [...best.values()].sort((a, b) => Number(a.menu) - Number(b.menu) || b.priority - a.priority ||
+      a.i - b.i);
     // Pages the crawl has (fetched or given up on) are not next links: left out, or at the end.
     const known = await this.known(sorted.slice(0, 4 * BEST_LINKS).map((r) => page.links[r.i].href));
     const fresh = sorted.filter((r) => !known.has(page.links[r.i].href));
@@ -173,7 +180,7 @@ export class Highlighter {
         ranked.slice(0, BEST_LINKS).filter((r) => known.has(page.links[r.i].href)).length,
       links: ranked.slice(0, BEST_LINKS).map((r) => ({ url: page.links[r.i].href, anchor: page.links[r.i].anchor,
         score: r.score, topic: good(scores[r.i].topic), rule: scores[r.i].rule,
-        ...(known.has(page.links[r.i].href) ? { fetched: true } : {}) })),
+        ...(known.has(page.links[r.i].href) ? { fetched: true } : {}), ...(r.menu ? { menu: true } : {}) })),
     };
     return this.last;
   }

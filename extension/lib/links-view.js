@@ -45,12 +45,13 @@ export function showBestLinks(h) {
     (h.leftOut ? `; ${h.leftOut} already fetched by the crawl left out` : '');
   $('best-links').replaceChildren(...(h?.links ?? []).map((l) => {
     const a = tabLink(l.url, l.anchor || shortUrl(l.url), el('span', { class: 'url' },
-      l.fetched ? 'already fetched' : l.topic));
+      [l.fetched ? 'already fetched' : l.topic, l.menu ? 'site menu' : ''].filter(Boolean).join(' · ')));
     const q = el('button', { class: 'queue small-button', title: 'put this link at the head of the crawl\'s frontier',
       'aria-label': `queue ${l.anchor || shortUrl(l.url)} for the crawl` }, 'queue');
     q.addEventListener('click', () => act(q, () => queue([l.url], q)));
     if (l.fetched) { q.disabled = true; q.textContent = 'fetched'; }
-    return el('li', { 'data-url': l.url, 'data-score': l.score, 'data-fetched': l.fetched ? 'true' : null }, a,
+    return el('li', { 'data-url': l.url, 'data-score': l.score, 'data-fetched': l.fetched ? 'true' : null,
+      'data-menu': l.menu ? 'true' : null }, a,
       el('span', { class: 'score', title: 'predicted relevance of the page it leads to' }, l.score.toFixed(2)), q);
   }));
   const site = h ? httpOrigin(h.url) : null;

@@ -25,9 +25,12 @@
 /**
  * A mark for the link numbered `i`.
  * @typedef {{i: number, href: string, rank: number, score: number, topic: string}} LinkMark
- * @typedef {{href: string, start: number, end: number, anchor: string, boilerplate: boolean}} PageLink
+ * @typedef {{href: string, start: number, end: number, anchor: string, boilerplate: boolean,
+ *   menu: boolean}} PageLink
  *   `boilerplate`: the link sits in navigation boilerplate (visible-text.js's rule), which the
- *   ranking weighs down as the crawler's soft focus does
+ *   scores weigh down as the crawler's soft focus does; `menu`: it is boilerplate, or it sits in
+ *   a block made of links (a bar or list of many links and little other text: a menu whatever
+ *   its markup), which "best next links" lists after the links of the page's content
  * @typedef {{url: string, title: string, leaves: string[], links: PageLink[], marked: number}} PageLinks
  */
 
@@ -92,6 +95,30 @@ export function pageLinks(action, marks = []) {
   const inBoilerplate = (el) => {
     for (let at = el.parentElement; at; at = at.parentElement) if (isBoilerplate(at)) return true;
     return false;
+  };
+  // A menu whatever its markup: the nearest block around a link holds at least MENU_LINKS
+  // links, and links make most of its text (link density, as boilerplate detectors measure it).
+  const BLOCKS = new Set(['div', 'p', 'ul', 'ol', 'dl', 'menu', 'table', 'tbody', 'tr', 'td', 'th', 'section',
+    'header', 'footer', 'nav', 'aside', 'main', 'article', 'body', 'form', 'blockquote', 'center', 'html']);
+  const MENU_LINKS = 6;
+  const MENU_DENSITY = 0.7;
+  /** @param {string | null} t */
+  const chars = (t) => (t || '').replace(/[\s|·•,;:\-–—/]+/g, '').length;
+  /** @type {Map<Element, boolean>} whether a block is made of links, asked once per block */
+  const linkBlocks = new Map();
+  /** @param {Element} el */
+  const inMenu = (el) => {
+    let at = el.parentElement;
+    while (at && !BLOCKS.has(at.localName.toLowerCase())) at = at.parentElement;
+    if (!at) return false;
+    let m = linkBlocks.get(at);
+    if (m === undefined) {
+      const anchors = [...at.querySelectorAll('a[href], area[href]')];
+      const linked = anchors.reduce((n, a) => n + chars(a.textContent), 0);
+      m = anchors.length >= MENU_LINKS && linked >= MENU_DENSITY * chars(at.textContent);
+      linkBlocks.set(at, m);
+    }
+    return m;
   };
   const root = document.documentElement;
   // Iterative pre-order walk with an explicit exit step, as the host's.
@@ -167,7 +194,8 @@ export function pageLinks(action, marks = []) {
     leaves,
     links: usable.map((l) => {
       const anchor = leaves.slice(l.start, l.end).filter(Boolean).join(' ');
-      return { href: l.href, start: l.start, end: l.end, anchor, boilerplate: inBoilerplate(l.el) };
+      const boilerplate = inBoilerplate(l.el);
+      return { href: l.href, start: l.start, end: l.end, anchor, boilerplate, menu: boilerplate || inMenu(l.el) };
     }),
     marked: document.querySelectorAll(`[${MARK}]`).length,
   };

@@ -9,6 +9,7 @@
  */
 
 import { send } from './messages.js';
+import { SEEN_KEY } from './news-badge.js';
 import { $, el, fixed, shortUrl } from './ui.js';
 
 /**
@@ -20,8 +21,6 @@ import { $, el, fixed, shortUrl } from './ui.js';
 const DEBOUNCE_MS = 200;
 /** The least time between refreshes driven by the crawl's new pages. */
 const LIVE_MS = 2000;
-/** Where "last looked" is kept (`chrome.storage.local`). */
-const SEEN_KEY = 'newsSeen';
 
 /**
  * What was stored at the last look.

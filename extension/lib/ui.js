@@ -147,3 +147,24 @@ export async function act(button, fn) {
     if (button) button.disabled = false;
   }
 }
+
+/** Keys of the "Details" disclosures the user opened: they stay open when their list is redrawn. */
+const openedDetails = new Set();
+
+/**
+ * A "Details" disclosure holding the technical detail of a sentence: one click (or Enter or
+ * Space on its focused summary) away, and kept open across redraws of its list.
+ * @param {string} key what it is about (a host, an alarm kind), unique in the page
+ * @param {(Node | string | null | undefined)[]} children the detail
+ * @returns {HTMLDetailsElement}
+ */
+export function detailsBox(key, ...children) {
+  const d = el('details', { class: 'tech', 'data-key': key }, el('summary', {}, 'Details'),
+    el('div', { class: 'tech-text' }, ...children));
+  d.open = openedDetails.has(key);
+  d.addEventListener('toggle', () => {
+    if (d.open) openedDetails.add(key);
+    else openedDetails.delete(key);
+  });
+  return d;
+}

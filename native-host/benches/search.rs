@@ -67,6 +67,7 @@ fn latency(db: &Path, queries: &[String]) -> (f64, f64, usize) {
     let ro = ReadOnly::open(db).unwrap();
     let r = ro.read();
     let mut ms = Vec::new();
+    let mut each = Vec::new();
     let mut hits = 0;
     // Each query's best of three runs: its own cost, not a pause of the shared machine.
     for q in queries {
@@ -80,7 +81,13 @@ fn latency(db: &Path, queries: &[String]) -> (f64, f64, usize) {
             }
         }
         ms.push(best);
+        each.push((best, q.as_str()));
     }
+    each.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let slowest: Vec<String> = (each.iter().take(5))
+        .map(|(t, q)| format!("{q:?} {t:.1} ms"))
+        .collect();
+    println!("    slowest: {}", slowest.join(", "));
     ms.sort_by(f64::total_cmp);
     (ms[ms.len() / 2], ms[ms.len() - 1], hits)
 }
@@ -328,6 +335,69 @@ fn generated(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
     secs
 }
 
+/// The database's bytes with the index as the previous build made it (its own copy of every
+/// page's title and text), measured on a copy of `db`: (index bytes, database bytes).
+fn sizes_with_text_copy(db: &Path) -> (i64, i64) {
+    let copy = fresh("text-copy");
+    std::fs::copy(db, &copy).unwrap();
+    let mut conn = rusqlite::Connection::open(&copy).unwrap();
+    let tx = conn.transaction().unwrap();
+    tx.execute_batch(
+        "DROP TABLE page_fts; CREATE VIRTUAL TABLE page_fts USING fts5(
+           title, body, tokenize = 'porter unicode61 remove_diacritics 2');",
+    )
+    .unwrap();
+    {
+        let mut st = tx
+            .prepare("SELECT oid, title, text FROM doc WHERE status = 2")
+            .unwrap();
+        let mut ins = tx
+            .prepare("INSERT INTO page_fts(rowid, title, body) VALUES(?1, ?2, ?3)")
+            .unwrap();
+        let mut rows = st.query([]).unwrap();
+        while let Some(r) = rows.next().unwrap() {
+            let (oid, title): (i64, Option<String>) = (r.get(0).unwrap(), r.get(1).unwrap());
+            let blob: Option<Vec<u8>> = r.get(2).unwrap();
+            let text = blob
+                .as_deref()
+                .and_then(forager::store::decompress_text)
+                .unwrap_or_default();
+            ins.execute(rusqlite::params![oid, title.unwrap_or_default(), text])
+                .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    conn.execute_batch("VACUUM").unwrap();
+    drop(conn);
+    let s = sizes(&copy);
+    remove(&copy);
+    s
+}
+
+/// Prints the index's share of `db` now and as the previous build's index (with its own copy
+/// of the text) made it, both after a VACUUM.
+fn print_sizes(name: &str, db: &Path) {
+    let vacuumed = fresh("vacuumed");
+    std::fs::copy(db, &vacuumed).unwrap();
+    rusqlite::Connection::open(&vacuumed)
+        .unwrap()
+        .execute_batch("VACUUM")
+        .unwrap();
+    let (ix, all) = sizes(&vacuumed);
+    remove(&vacuumed);
+    let (old_ix, old_all) = sizes_with_text_copy(db);
+    let mb = |b: i64| b as f64 / 1e6;
+    println!(
+        "  {name} index: {:.1} MB of a {:.1} MB database = {:.1}% (an index with its own text: {:.1} MB of {:.1} MB = {:.1}%)",
+        mb(ix),
+        mb(all),
+        100.0 * ix as f64 / all as f64,
+        mb(old_ix),
+        mb(old_all),
+        100.0 * old_ix as f64 / old_all as f64
+    );
+}
+
 /// Full crawls with the index on, off, on, off, one after the other, so that a change in the
 /// machine's load between two crawls shows as a spread; the faster crawl of each pair counts.
 /// Returns the pages of the (kept) crawl at `on`.
@@ -394,13 +464,7 @@ fn main() {
     let n_on = throughput(&on, &off, &model_path, &proxy, &seeds);
     rt.block_on(server.shutdown());
     assert!(n_on > 10_000, "the full crawl fetched only {n_on} pages");
-    let (ix, all) = sizes(&on);
-    println!(
-        "  FOLDOC index: {:.1} MB of a {:.1} MB database = {:.1}%",
-        ix as f64 / 1e6,
-        all as f64 / 1e6,
-        100.0 * ix as f64 / all as f64
-    );
+    print_sizes("FOLDOC", &on);
     let queries = user_queries(&on);
     let (med, worst, hits) = latency(&on, &queries);
     println!("  FOLDOC ({n_on} pages), 200 queries (best of 3 runs each): median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");
@@ -419,13 +483,7 @@ fn main() {
         pages as f64 / rec_off,
         (1.0 - rec_off / rec_on) * 100.0
     );
-    let (ix, all) = sizes(&gen_on);
-    println!(
-        "  generated index: {:.1} MB of a {:.1} MB database = {:.1}%",
-        ix as f64 / 1e6,
-        all as f64 / 1e6,
-        100.0 * ix as f64 / all as f64
-    );
+    print_sizes("generated", &gen_on);
     let queries = user_queries(&gen_on);
     let (med, worst, hits) = latency(&gen_on, &queries);
     println!("  generated ({pages} pages), 200 queries (best of 3 runs each): median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");

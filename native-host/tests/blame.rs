@@ -411,10 +411,14 @@ async fn waiting_for_a_failing_host_is_named_and_not_counted_as_crawling() {
     let dir = common::tmp("blame-idle");
     let db = dir.join("c.db");
     let refused = format!("http://127.0.0.1:{}/p/0", dead_port());
+    // A host that answers (one page, no links): the crawl has reached the web, so the refused
+    // host's failures may pass and are waited for.
+    let site = serve([127, 0, 0, 3], Site::default()).await;
+    let answers = format!("http://{}/p/99", site.addr);
     let mut waits = Vec::new();
     let model = forager::native::starter_model();
     let (reason, p) = crawl::run(
-        seeded(&db, &[refused]),
+        seeded(&db, &[refused, answers]),
         model.clone().classifier(),
         config(None, 300),
         std::future::pending(),
@@ -440,4 +444,53 @@ async fn waiting_for_a_failing_host_is_named_and_not_counted_as_crawling() {
         "{:?}",
         p.failing
     );
+}
+
+/// A loopback server that accepts connections and never answers.
+async fn silent() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.2:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeds_whose_hosts_all_fail_end_the_crawl_at_once_naming_host_and_reason() {
+    let dir = common::tmp("blame-all-fail");
+    let db = dir.join("c.db");
+    let refused = format!("http://127.0.0.1:{}/p/0", dead_port());
+    let quiet = silent().await;
+    let timeout = format!("http://{quiet}/p/0");
+    // The default 10 s backoff: waiting for it would take 10 s and more.
+    let t = Instant::now();
+    let (reason, p) = crawl_until(
+        seeded(&db, &[refused, timeout]),
+        config(None, 10_000),
+        std::future::pending(),
+    )
+    .await;
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(reason, StopReason::FrontierEmpty, "{p:?}");
+    assert!(secs < 5.0, "the crawl took {secs:.1} s: {p:?}");
+    assert_eq!(p.fetched, 0);
+    let why = |host: &str| {
+        (p.failing.iter())
+            .find(|t| t.host == host)
+            .map(|t| t.why.clone())
+            .unwrap_or_default()
+    };
+    assert!(why("127.0.0.1").contains("refused"), "{:?}", p.failing);
+    assert!(why("127.0.0.2").contains("in time"), "{:?}", p.failing);
+    let words = crawl::words::stop_in_words(reason, &p, 0);
+    assert!(
+        words.contains("refused") && words.contains(&quiet.to_string()),
+        "{words}"
+    );
+    // Nothing is lost: both seeds wait in the frontier for the next start, tries intact.
+    assert_eq!(rows(&db), vec![(0, 0, None), (0, 0, None)]);
 }

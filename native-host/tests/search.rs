@@ -368,7 +368,7 @@ fn a_crawl_database_made_before_search_is_indexed_when_first_searched_losing_not
     let conn = rusqlite::Connection::open(&old).unwrap();
     assert_eq!(count(&conn), before, "rows lost");
     let indexed: i64 = conn
-        .query_row("SELECT count(*) FROM page_fts", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM page_fts_docsize", [], |r| r.get(0))
         .unwrap();
     let fetched: i64 = conn
         .query_row("SELECT count(*) FROM doc WHERE status = 2", [], |r| {
@@ -384,4 +384,89 @@ fn a_crawl_database_made_before_search_is_indexed_when_first_searched_losing_not
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("indexing"));
+}
+
+/// The URLs `forager search DB QUERY --json` finds, and its stderr.
+fn found(db: &std::path::Path, query: &str) -> (Vec<String>, Vec<String>, String) {
+    let out = forager()
+        .arg("search")
+        .arg(db)
+        .args([query, "--json", "--limit", "50"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let hits: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let urls = hits
+        .iter()
+        .map(|h| h["url"].as_str().unwrap().to_owned())
+        .collect();
+    let snippets = (hits.iter()).map(|h| h["snippet"].to_string()).collect();
+    (urls, snippets, err)
+}
+
+#[test]
+fn an_index_that_kept_its_own_text_is_rebuilt_without_it_and_finds_the_same_pages() {
+    let (dir, db) = crawled();
+    let old = dir.join("old-v2.db");
+    std::fs::copy(db, &old).unwrap();
+    // The index as the previous build made it: with its own copy of every page's text.
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    conn.execute_batch(
+        "DROP TABLE page_fts; CREATE VIRTUAL TABLE page_fts USING fts5(
+           title, body, tokenize = 'porter unicode61 remove_diacritics 2');",
+    )
+    .unwrap();
+    let pages: Vec<(i64, Option<String>, Vec<u8>)> = conn
+        .prepare("SELECT oid, title, text FROM doc WHERE status = 2")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (oid, title, text) in &pages {
+        let text = forager::store::decompress_text(text).unwrap();
+        conn.execute(
+            "INSERT INTO page_fts(rowid, title, body) VALUES(?1, ?2, ?3)",
+            rusqlite::params![oid, title.clone().unwrap_or_default(), text],
+        )
+        .unwrap();
+    }
+    let copies = |c: &rusqlite::Connection| -> i64 {
+        c.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'page_fts_content'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(copies(&conn), 1);
+    drop(conn);
+    // Opened by this build: rebuilt with a progress line, without the copy.
+    let (urls, snippets, err) = found(&old, "star");
+    assert!(
+        err.contains("indexing the crawl's pages for search: "),
+        "{err}"
+    );
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    assert_eq!(copies(&conn), 0, "the index still keeps its own text");
+    let indexed: i64 = conn
+        .query_row("SELECT count(*) FROM page_fts_docsize", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(indexed as usize, pages.len(), "every fetched page indexed");
+    drop(conn);
+    // The same pages, in the same order, with the same marked snippets as a database made
+    // by this build.
+    let (want_urls, want_snippets, _) = found(db, "star");
+    assert!(!urls.is_empty());
+    assert_eq!(urls, want_urls);
+    assert_eq!(snippets, want_snippets);
+    // Snippets are [plain, marked, plain, ...]: the matched word is marked in each.
+    assert!(
+        snippets.iter().all(|s| s.contains(",\"star\",")),
+        "{snippets:?}"
+    );
+    // Searched again, nothing to index.
+    let (_, _, err) = found(&old, "star");
+    assert!(!err.contains("indexing"), "{err}");
 }

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { clickToolbarButton, handle as handleIn, inWorker, openExtensionPage, startHostSession,
   stopHostSession, workerState } from './helpers/chromium.js';
 import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
-import { pickPage, waitFor } from './helpers/harness.js';
+import { menuPageBody, pickPage, waitFor } from './helpers/harness.js';
 import { CHROMIUM, EXTENSION, FORAGER, OUT, TARBALL, TARGET } from './helpers/paths.js';
 
 const TOPIC = '/Computing/Networking';
@@ -223,6 +223,48 @@ test('(w2c) best next links after a crawl hold no fetched page unless marked so;
   await panel.close();
 });
 
+test('(w2d) best next links on a page with a 20-link menu bar list the article\'s links first', async (t) => {
+  assert.ok(S.ctx && S.page);
+  const tab = await S.ctx.newPage();
+  try {
+    // A URL of its own (the FOLDOC page is open in another tab too).
+    const url = `${S.page.url}#menu-bar`;
+    await tab.goto(url, { waitUntil: 'load' });
+    await tab.evaluate((body) => { document.body.innerHTML = body; }, menuPageBody());
+    // The user's click on the toolbar button grants the extension this tab.
+    await clickToolbarButton(S.ctx, tab, S.extId);
+    const tabId = await waitFor('the tab id', () => inWorker(S.worker, async (u) =>
+      (await chrome.tabs.query({})).find((x) => x.url === u)?.id, url), 10_000);
+    const h = await handle({ type: 'highlight_links', tabId });
+    const kinds = h.links.map((/** @type {any} */ l) => (new URL(l.url).pathname.startsWith('/entry-') ? 'entry' : 'menu'));
+    // How the scores alone would have ranked them (the menu weighs as much as the crawl's rule says).
+    const { page, scores } = await inWorker(S.worker, (id) => /** @type {any} */ (globalThis).forager.highlighter.score(id), tabId);
+    const pri = (/** @type {string} */ kind) => page.links.map((/** @type {any} */ l, /** @type {number} */ i) =>
+      [new URL(l.href).pathname.startsWith(`/${kind}-`), scores[i].priority]).filter((/** @type {any} */ x) => x[0])
+      .map((/** @type {any} */ x) => x[1]);
+    const [menu, entry] = [pri('menu'), pri('entry')];
+    const above = menu.filter((p) => p > Math.min(...entry)).length;
+    t.diagnostic(`rule ${h.rule}: listed ${kinds.join(' ')}; by score alone ${above} of ${menu.length} menu links ` +
+      `rank above the weakest article link (menu best ${Math.max(...menu).toFixed(3)}, article ` +
+      `${Math.min(...entry).toFixed(3)}..${Math.max(...entry).toFixed(3)})`);
+    assert.deepEqual(kinds.slice(0, 6), Array(6).fill('entry'), `the article's links lead: ${kinds}`);
+    assert.ok(h.links.slice(6).every((/** @type {any} */ l) => l.menu), 'menu links come after, marked as such');
+    const marked = await tab.evaluate(() => [...document.querySelectorAll('[data-forager-mark]')]
+      .map((a) => new URL(/** @type {HTMLAnchorElement} */ (a).href).pathname));
+    assert.ok(marked.length === 5 && marked.every((m) => m.startsWith('/entry-')), `marks on the article: ${marked}`);
+    const panel = await openExtensionPage(S.ctx, S.extId, 'sidepanel.html', { width: 380, height: 900 }, S.pageErrors);
+    await panel.waitForSelector('#best-links li[data-menu="true"]');
+    for (const scheme of /** @type {const} */ (['light', 'dark'])) {
+      await panel.emulateMedia({ colorScheme: scheme });
+      await panel.locator('#best-links').screenshot({ path: path.join(OUT, `best-links-menu-${scheme}.png`) });
+    }
+    await panel.close();
+    await handle({ type: 'clear_highlights', tabId });
+  } finally {
+    await tab.close().catch(() => {});
+  }
+});
+
 test('(w3) "best next links" in the side panel; one queued is fetched next by the running crawl', async () => {
   assert.ok(S.ctx && S.tab);
   const h = await handle({ type: 'highlight_links', tabId: S.tabId });
@@ -244,7 +286,11 @@ test('(w3) "best next links" in the side panel; one queued is fetched next by th
     'SELECT max(fetch_seq) FROM doc'])).stdout.trim().split('\n').pop());
   await panel.click(`#best-links li[data-url="${pick}"] button.queue`);
   await panel.waitForFunction(() => /queued at the head of the running crawl's frontier/
-    .test(document.getElementById('highlight-info')?.textContent ?? ''), undefined, { timeout: 10_000 });
+    .test(document.getElementById('highlight-info')?.textContent ?? ''), undefined, { timeout: 10_000 })
+    .catch(async (e) => {
+      const info = await panel.textContent('#highlight-info');
+      throw new Error(`${e.message}; the panel says: ${info}; ${pick}: ${JSON.stringify(await doc(pick ?? ''))}`);
+    });
   await panel.screenshot({ path: path.join(OUT, 'best-next-links.png') });
   const fetched = await waitFor(`${pick} fetched by the running crawl`, async () => {
     const d = await doc(/** @type {string} */ (pick));
@@ -272,8 +318,10 @@ test('(w5) without permission to read pages, nothing is classified as the user b
   const tabId = await waitFor('the tab id', () => inWorker(S.worker, async (u) =>
     (await chrome.tabs.query({})).filter((t) => t.url === u).pop()?.id, S.page?.url), 10_000);
   await new Promise((r) => setTimeout(r, 1000));
-  const badge = await inWorker(S.worker, (id) => chrome.action.getBadgeText({ tabId: id }), tabId);
-  assert.equal(badge, '', 'no permission, no reading');
+  const [badge, global] = await inWorker(S.worker, async (id) => [await chrome.action.getBadgeText({ tabId: id }),
+    await chrome.action.getBadgeText({})], tabId);
+  assert.equal(badge, global, 'no permission, no reading: the tab has no figure of its own, only the icon\'s ' +
+    'count of new pages');
   await handle({ type: 'set_browse', on: false });
   await tab.close();
   assert.deepEqual(S.pageErrors, []);

@@ -37,7 +37,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import puppeteer from 'puppeteer-core';
 import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
-import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
+import { menuPageBody, pickPage, startServeWeb, waitFor } from './helpers/harness.js';
 import { EXTENSION, FORAGER, OUT, TARBALL, TARGET } from './helpers/paths.js';
 import { hostPids } from './helpers/procs.js';
 
@@ -374,7 +374,9 @@ test('(x) Firefox: classifying as you browse, the badge follows the native class
     const other = `${last.origin}/${sibling}`;
     await tab.goto(other, { waitUntil: 'load' });
     const id = await tabIdOf(popup, other);
-    await waitFor('no badge on a site turned off', async () => (await badge(id)).text === '', 10_000);
+    // No figure of its own: the tab shows the icon's badge (the count of new pages, if any).
+    const global = () => popup.evaluate(() => chrome.action.getBadgeText({}));
+    await waitFor('no badge on a site turned off', async () => (await badge(id)).text === await global(), 10_000);
     await panel.click('#browse-on');
   } finally {
     // A failure here leaves no tab behind to be found by the next test's URL lookup, nor
@@ -420,6 +422,32 @@ test('(e) Firefox: a crawl from the popup shows counters, plot dots and hubs in 
   assert.equal((await hostRequest(popup, 'status')).status.state, 'idle');
 });
 
+test('(e2) Firefox: the toolbar icon counts the new relevant pages since the last look; looking clears it', async (t) => {
+  assert.ok(S.popup);
+  const popup = S.popup;
+  const badge = () => popup.evaluate(() => chrome.action.getBadgeText({}));
+  const counted = () => popup.evaluate(async () => {
+    const bg = /** @type {any} */ (await chrome.runtime.getBackgroundPage());
+    return bg.forager.newsBadge.update();
+  });
+  // The sidebar page was opened before the crawl of (e): its relevant pages are new since then.
+  const n = await counted();
+  const text = await waitFor('a count on the icon', async () => ((await badge()) || null), 10_000);
+  t.diagnostic(`badge "${text}" for ${n} new relevant pages`);
+  assert.ok(n > 0, 'the crawl found relevant pages');
+  assert.equal(text, n > 999 ? '999+' : String(n));
+  // Looking (the sidebar page opened again) shows them there and clears the icon.
+  const look = await openExtensionPage('sidepanel.html', { width: 380, height: 900 });
+  try {
+    await waitFor('the icon cleared', async () => (await badge()) === '', 10_000);
+    const shown = await waitFor('the count in the sidebar', () => numAttr(look, '#news-count', 'data-count')
+      .then((c) => c > 0 ? c : null), 10_000);
+    assert.equal(shown, n, 'the sidebar lists what the icon counted');
+  } finally {
+    await look.close().catch(() => {});
+  }
+});
+
 test('(x2) Firefox: highlighting the promising links of a page marks them and removes every trace', async () => {
   assert.ok(S.browser && S.popup && S.page);
   const popup = S.popup;
@@ -460,6 +488,42 @@ test('(x2) Firefox: highlighting the promising links of a page marks them and re
     await inBackground(popup, 'handle', [{ type: 'set_highlight_site', origin: site.origin, on: false }]);
   } finally {
     // A failure here leaves no tab behind to be found by the next test's URL lookup.
+    await tab.close().catch(() => {});
+  }
+});
+
+test('(x3) Firefox: best next links on a page with a 20-link menu bar list the article\'s links first', async (t) => {
+  assert.ok(S.browser && S.popup && S.page);
+  const popup = S.popup;
+  const tab = await S.browser.newPage();
+  try {
+    // A FOLDOC page as the crawl of (e) saw it: its links in #nav and #footer are navigation.
+    await tab.goto(S.page.url, { waitUntil: 'load' });
+    let tabId = await tabIdOf(popup, S.page.url);
+    let h = await inBackground(popup, 'handle', [{ type: 'highlight_links', tabId }]);
+    const inNav = await tab.evaluate((urls) => urls.map((u) => [...document.querySelectorAll('#nav a, #footer a')]
+      .some((a) => /** @type {HTMLAnchorElement} */ (a).href === u)), h.links.map((/** @type {any} */ l) => l.url));
+    t.diagnostic(`FOLDOC page, rule ${h.rule}: ${h.links.map((/** @type {any} */ l, /** @type {number} */ i) =>
+      `${inNav[i] ? '[nav] ' : ''}${l.anchor} ${l.score.toFixed(2)}`).join(' · ')}`);
+    // Among the links the crawl has not fetched (those it has come last, marked so).
+    const fresh = inNav.filter((_, i) => !h.links[i].fetched);
+    const firstNav = fresh.indexOf(true);
+    assert.ok(firstNav === -1 || fresh.slice(firstNav).every(Boolean), 'no site navigation above a content link');
+    assert.deepEqual(h.links.map((/** @type {any} */ l) => Boolean(l.menu)), inNav, 'navigation is marked as such');
+    await inBackground(popup, 'handle', [{ type: 'clear_highlights', tabId }]);
+    // A page whose 20-link bar has no navigation markup.
+    await tab.evaluate((body) => { document.body.innerHTML = body; }, menuPageBody());
+    tabId = await tabIdOf(popup, S.page.url);
+    h = await inBackground(popup, 'handle', [{ type: 'highlight_links', tabId }]);
+    const kinds = h.links.map((/** @type {any} */ l) => (new URL(l.url).pathname.startsWith('/entry-') ? 'entry' : 'menu'));
+    t.diagnostic(`menu page, rule ${h.rule}: ${h.links.map((/** @type {any} */ l) => `${l.anchor} ${l.score.toFixed(2)}`).join(' · ')}`);
+    assert.deepEqual(kinds.slice(0, 6), Array(6).fill('entry'), `the article's links lead: ${kinds}`);
+    assert.ok(h.links.slice(6).every((/** @type {any} */ l) => l.menu), 'menu links come after, marked as such');
+    const marked = await tab.evaluate(() => [...document.querySelectorAll('[data-forager-mark]')]
+      .map((a) => new URL(/** @type {HTMLAnchorElement} */ (a).href).pathname));
+    assert.ok(marked.length === 5 && marked.every((m) => m.startsWith('/entry-')), `marks on the article: ${marked}`);
+    await inBackground(popup, 'handle', [{ type: 'clear_highlights', tabId }]);
+  } finally {
     await tab.close().catch(() => {});
   }
 });
@@ -618,6 +682,57 @@ test('(n) Firefox: starter taxonomy, a topic ticked good, no seeds: Start says w
       const { stdout } = await forager(['sql', db, 'SELECT count(*) FROM doc']);
       assert.equal(Number(stdout.trim().split('\n').pop()), 0, 'no demo host was put in a frontier');
     }
+  } finally {
+    S.browser = main;
+    await second.close().catch(() => {});
+    for (const pid of hostPids(state)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  }
+});
+
+test('(v) Firefox: a refused seed ends the crawl at once, naming host and reason; "Details" opens by keyboard', async (t) => {
+  // A user of their own (no earlier crawl whose frontier would go on).
+  const home = path.join(S.tmp, 'refused-home');
+  const state = path.join(S.tmp, 'refused-forager');
+  await mkdir(home, { recursive: true });
+  await mkdir(state, { recursive: true });
+  await forager(['install', '--browser', 'firefox', '--home', home]);
+  await cp(path.join(S.home, 'model.fgm'), path.join(state, 'model.fgm'));
+  const second = await launch(home, state);
+  const main = S.browser;
+  try {
+    S.browser = second;
+    const popup = await openExtensionPage('popup.html', { width: 400, height: 760 });
+    const panel = await openExtensionPage('sidepanel.html', { width: 380, height: 900 });
+    S.browser = main;
+    await waitFor('the host', () => inBackground(popup, 'getState').then((s) => s.host?.connected), 30_000);
+    const port = await new Promise((resolve) => {
+      const srv = http.createServer().listen(0, '127.0.0.1', () => {
+        const a = /** @type {import('node:net').AddressInfo} */ (srv.address());
+        srv.close(() => resolve(a.port));
+      });
+    });
+    const seed = `http://127.0.0.1:${port}/start.html`;
+    const t0 = Date.now();
+    await hostRequest(popup, 'start_crawl', { seeds: [seed], allow_private: true });
+    await waitFor('the crawl to end', () => panel.evaluate(() =>
+      /^Last crawl: /.test(document.getElementById('last-stop')?.textContent ?? '') &&
+      document.getElementById('crawl-state')?.dataset.state === 'idle'), 30_000);
+    const secs = (Date.now() - t0) / 1000;
+    t.diagnostic(`refused seed: ended in ${secs.toFixed(1)} s`);
+    assert.ok(secs < 8, `ended in ${secs} s, not after a backoff`);
+    const last = await panel.evaluate(() => document.getElementById('last-stop')?.textContent ?? '');
+    assert.match(last, /127\.0\.0\.1: the connection was refused/, last);
+    const li = '#failing li[data-host="127.0.0.1"]';
+    await panel.waitForSelector(`${li} details.tech > summary`, { visible: true });
+    assert.equal(await panel.$eval(`${li} details.tech`, (d) => /** @type {HTMLDetailsElement} */ (d).open), false);
+    await panel.focus(`${li} details.tech > summary`);
+    await panel.keyboard.press('Enter');
+    await panel.waitForSelector(`${li} details.tech[open] .tech-text`, { visible: true, timeout: 5000 });
+    const detail = await panel.$eval(`${li} details.tech .tech-text`, (e) => e.textContent ?? '');
+    assert.match(detail, /error kind .*connect.*URL: http:\/\/127\.0\.0\.1:\d+\/start\.html/s, detail);
+    await panel.screenshot({ path: path.join(OUT, 'firefox-failing-details.png') });
+    await panel.keyboard.press('Enter');
+    await panel.waitForSelector(`${li} details.tech:not([open])`, { timeout: 5000 });
   } finally {
     S.browser = main;
     await second.close().catch(() => {});

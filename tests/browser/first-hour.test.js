@@ -2,7 +2,10 @@
 // A new user's first hour (#29) in headless Chromium with the real native host and its starter
 // taxonomy: Start with a good topic and no seed says what to do within a second and crawls no
 // made-up demo host; a seed whose host does not exist ends the crawl within 10 s and the side
-// panel names the host and the reason, and so does a seed that is a 404; a long unbroken topic
+// panel names the host and the reason, and so does a seed that is a 404; seeds whose hosts refuse
+// connections or never answer end the crawl as soon as they have failed once (no backoff when
+// nothing was ever fetched), naming host and reason, the technical detail under a "Details"
+// disclosure opened by keyboard; a long unbroken topic
 // name does not make the popup scroll sideways; screenshots of the popup and the side panel at
 // 400x600 and 360x800, light and dark, go to docs/first-hour/.
 //
@@ -11,6 +14,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,6 +37,8 @@ const S = {
   popup: null,
   /** @type {import('playwright-core').Page | null} */
   panel: null,
+  /** @type {(net.Server | http.Server)[]} loopback servers of the tests */
+  servers: [],
 };
 
 /** @param {any} msg */
@@ -84,7 +90,59 @@ before(async () => {
   S.panel = await open('sidepanel.html', { width: 380, height: 900 });
 }, { timeout: 120_000 });
 
-after(() => stopHostSession(S.session));
+after(() => {
+  for (const srv of S.servers) srv.close();
+  return stopHostSession(S.session);
+});
+
+/**
+ * A loopback server on `ip` (port chosen by the system), closed after the suite: `answer` true
+ * serves one page without links to every request; false accepts connections and never answers.
+ * @param {string} ip
+ * @param {boolean} answer
+ * @returns {Promise<number>} its port
+ */
+async function loopback(ip, answer) {
+  /** @type {net.Socket[]} */
+  const held = [];
+  const srv = answer
+    ? http.createServer((_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE html><title>One page</title><p>Networking notes, nothing to follow.</p>');
+    })
+    : net.createServer((c) => { held.push(c); });
+  srv.on('close', () => held.forEach((c) => c.destroy()));
+  await new Promise((resolve) => srv.listen(0, ip, () => resolve(undefined)));
+  S.servers.push(srv);
+  return /** @type {import('node:net').AddressInfo} */ (srv.address()).port;
+}
+
+/** A loopback port nothing listens on (connections are refused). */
+async function refusedPort() {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const a = /** @type {import('node:net').AddressInfo} */ (srv.address());
+      srv.close(() => resolve(a.port));
+    });
+  });
+}
+
+/**
+ * Starts a crawl from the popup with local `seeds` (Start twice: the popup asks first about
+ * addresses on this computer) and no proxy.
+ * @param {string} seeds
+ */
+async function startLocal(seeds) {
+  const popup = /** @type {import('playwright-core').Page} */ (S.popup);
+  await popup.fill('#seeds', seeds);
+  await popup.evaluate(() => { /** @type {HTMLDetailsElement} */ (document.getElementById('advanced')).open = true; });
+  await popup.fill('#proxy', '');
+  await popup.click('#start-crawl');
+  await popup.waitForFunction(() => /on this computer or your local network\. Press Start again/
+    .test(document.getElementById('notice-text')?.textContent ?? ''), undefined, { timeout: 5000 });
+  assert.equal((await state()).crawl?.state, 'idle', 'not started before the user says so');
+  await popup.click('#start-crawl');
+}
 
 test('(f1) starter taxonomy, a topic ticked good, no seeds: Start says what to do within 1 s, no crawl', async (t) => {
   const popup = /** @type {import('playwright-core').Page} */ (S.popup);
@@ -156,25 +214,12 @@ test('(f3) a 404 seed ends within 10 s and the side panel says the page was not 
   assert.match(await panel.textContent('#failing li[data-host="16000-hub.test"]') ?? '', /page not found \(404\)/);
 });
 
-test('(f3b) a refused host: the side panel says what the crawl waits for, and "Give up on these" ends it', async (t) => {
-  const [popup, panel] = [/** @type {import('playwright-core').Page} */ (S.popup),
-    /** @type {import('playwright-core').Page} */ (S.panel)];
-  const port = await new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const a = /** @type {import('node:net').AddressInfo} */ (srv.address());
-      srv.close(() => resolve(a.port));
-    });
-  });
-  const seed = `http://127.0.0.1:${port}/start.html`;
-  await popup.fill('#seeds', seed);
-  await popup.evaluate(() => { /** @type {HTMLDetailsElement} */ (document.getElementById('advanced')).open = true; });
-  await popup.fill('#proxy', '');
-  // A seed on this computer: the popup asks first (Start again to go on).
-  await popup.click('#start-crawl');
-  await popup.waitForFunction(() => /on this computer or your local network\. Press Start again/
-    .test(document.getElementById('notice-text')?.textContent ?? ''), undefined, { timeout: 5000 });
-  assert.equal((await state()).crawl?.state, 'idle', 'not started before the user says so');
-  await popup.click('#start-crawl');
+test('(f3b) a refused host next to one that answers: the side panel says what the crawl waits for, and "Give up on these" ends it', async (t) => {
+  const panel = /** @type {import('playwright-core').Page} */ (S.panel);
+  // The crawl reached the web (one page fetched), so the refused host may come back: it waits.
+  const answers = await loopback('127.0.0.3', true);
+  const port = await refusedPort();
+  await startLocal(`http://127.0.0.1:${port}/start.html\nhttp://127.0.0.3:${answers}/one.html`);
   await panel.waitForSelector('#alarms li[data-kind="waiting"] button.give-up', { timeout: 20_000 });
   const waiting = await panel.textContent('#alarms li[data-kind="waiting"]') ?? '';
   t.diagnostic(waiting);
@@ -184,8 +229,64 @@ test('(f3b) a refused host: the side panel says what the crawl waits for, and "G
   await panel.click('#alarms li[data-kind="waiting"] button.give-up');
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 10_000 });
   t.diagnostic(`ended ${Date.now() - t0} ms after "Give up on these"`);
+  // A page was fetched, so the stop is a plain sentence; the failing list keeps the host's cause.
   const last = await panel.textContent('#last-stop') ?? '';
+  assert.match(last, /^Last crawl: No links were left to follow\./, last);
+  assert.match(await panel.textContent('#failing li[data-host="127.0.0.1"]') ?? '', /connection was refused/);
+});
+
+test('(f3c) seeds that are refused or never answered end the crawl at once, naming host and reason; "Details" opens by keyboard', async (t) => {
+  const panel = /** @type {import('playwright-core').Page} */ (S.panel);
+  await handle({ type: 'new_crawl' });
+  const before = await panel.textContent('#last-stop');
+  const ended = () => panel.waitForFunction((was) => {
+    const txt = document.getElementById('last-stop')?.textContent ?? '';
+    return txt !== was && /^Last crawl: /.test(txt) && document.getElementById('crawl-state')?.dataset.state === 'idle';
+  }, before, { timeout: 60_000 });
+  // A refused seed alone: over as soon as the connection is refused (the backoff is 10 s).
+  const port = await refusedPort();
+  let t0 = Date.now();
+  await startLocal(`http://127.0.0.1:${port}/start.html`);
+  await ended();
+  const refusedSecs = (Date.now() - t0) / 1000;
+  t.diagnostic(`refused seed: ended in ${refusedSecs.toFixed(1)} s`);
+  assert.ok(refusedSecs < 8, `ended in ${refusedSecs} s, not after a backoff`);
+  let last = await panel.textContent('#last-stop') ?? '';
+  assert.match(last, /Nothing could be fetched/, last);
   assert.match(last, /127\.0\.0\.1: the connection was refused/, last);
+  // With a seed whose host accepts the connection and never answers: over when its request times
+  // out (the fetch timeout, 30 s), not after backoffs of 10 + 20 + 40 s and their timeouts.
+  await handle({ type: 'new_crawl' });
+  const silent = await loopback('127.0.0.2', false);
+  const was = await panel.textContent('#last-stop');
+  t0 = Date.now();
+  await startLocal(`http://127.0.0.1:${port}/start.html\nhttp://127.0.0.2:${silent}/start.html`);
+  await panel.waitForFunction((w) => {
+    const txt = document.getElementById('last-stop')?.textContent ?? '';
+    return txt !== w && /^Last crawl: /.test(txt) && document.getElementById('crawl-state')?.dataset.state === 'idle';
+  }, was, { timeout: 60_000 });
+  const secs = (Date.now() - t0) / 1000;
+  t.diagnostic(`refused + silent seeds: ended in ${secs.toFixed(1)} s`);
+  assert.ok(secs < 40, `ended in ${secs} s`);
+  last = await panel.textContent('#last-stop') ?? '';
+  assert.match(last, /127\.0\.0\.1: the connection was refused/, last);
+  assert.match(last, /127\.0\.0\.2: it did not answer in time/, last);
+  assert.doesNotMatch(last, /FrontierEmpty|os error|timeout\b/);
+  // The technical detail is one click away, by keyboard too, and stays open as the panel redraws.
+  const li = '#failing li[data-host="127.0.0.2"]';
+  assert.equal(await panel.isVisible(`${li} details.tech .tech-text`), false, 'closed at first');
+  await panel.focus(`${li} details.tech > summary`);
+  await panel.keyboard.press('Enter');
+  await panel.waitForSelector(`${li} details.tech[open] .tech-text`, { timeout: 5000 });
+  assert.match(await panel.textContent(`${li} details.tech .tech-text`) ?? '', /error kind .*timeout.*URL: http:\/\/127\.0\.0\.2:\d+\/start\.html/s);
+  await handle({ type: 'status' });
+  await new Promise((r) => setTimeout(r, 700));
+  assert.equal(await panel.isVisible(`${li} details.tech .tech-text`), true, 'still open after a redraw');
+  await panel.keyboard.press('Enter');
+  await panel.waitForSelector(`${li} details.tech:not([open])`, { timeout: 5000 });
+  await panel.locator('#failing-box').screenshot({ path: path.join(SHOTS, 'failing-details.png') });
+  await panel.keyboard.press('Enter');
+  await panel.locator('#failing-box').screenshot({ path: path.join(SHOTS, 'failing-details-open.png') });
 });
 
 test('(f4) a long unbroken topic name does not scroll the popup sideways', async () => {

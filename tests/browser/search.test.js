@@ -4,7 +4,9 @@
 // bring up pages the crawl fetched after it started (debounced, as one types), arrows select and
 // Enter opens the page; screenshots of the search in light and dark go to docs/. (s2) "New
 // since you last looked" counts the new relevant pages; marking one seen and then all seen makes
-// the count drop, and a reopened panel starts from the last look.
+// the count drop, and a reopened panel starts from the last look. (s3) The toolbar icon's badge
+// counts the relevant pages a crawl brings while the panel is closed; opening the panel lists
+// them and clears the badge.
 //
 // Environment: FORAGER_BIN, CHROMIUM_PATH (helpers/paths.js).
 
@@ -12,7 +14,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { handle as handleIn, openExtensionPage, startHostSession, stopHostSession, workerState }
+import { handle as handleIn, inWorker, openExtensionPage, startHostSession, stopHostSession, workerState }
   from './helpers/chromium.js';
 import { tasks } from './helpers/foldoc.js';
 import { waitFor } from './helpers/harness.js';
@@ -138,5 +140,28 @@ test('(s2) "new since you last looked" counts new relevant pages; seen and mark 
   await P().waitForSelector('body[data-ready="true"]');
   await new Promise((r) => setTimeout(r, 500));
   assert.equal(await count(), 0);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('(s3) the toolbar icon counts new relevant pages while the panel is closed; opening it clears the count', async (t) => {
+  const badge = () => inWorker(S().worker, () => chrome.action.getBadgeText({}));
+  assert.equal(await badge(), '', 'all seen in (s2)');
+  await P().close();
+  const task = (await tasks(path.join(S().tmp, 'web'))).find((x) => x.name === 'astronomy');
+  assert.ok(task);
+  const before = (await state()).crawl?.fetched ?? 0;
+  await handle({ type: 'start_crawl', seeds: task.seeds, pages: 150, proxy: S().proxy, delay: 0 });
+  const during = await waitFor('a count on the icon during the crawl', async () => ((await badge()) || null), 60_000);
+  t.diagnostic(`badge "${during}" while the crawl runs`);
+  await waitFor('the crawl to end', async () => (await state()).crawl?.state === 'idle', 120_000);
+  assert.ok((await state()).crawl?.fetched > before, 'the crawl fetched pages');
+  // Its last count, once the crawl stopped.
+  const n = await inWorker(S().worker, () => /** @type {any} */ (globalThis).forager.newsBadge.update());
+  assert.ok(n > 0);
+  assert.equal(await badge(), String(n));
+  panel = await openExtensionPage(S().ctx, S().extId, 'sidepanel.html', { width: 380, height: 900 }, pageErrors);
+  await waitFor('the icon cleared', async () => (await badge()) === '', 10_000);
+  await waitFor(`the panel's count to be the icon's ${n}`, async () =>
+    Number(await P().getAttribute('#news-count', 'data-count')) === n, 10_000);
   assert.deepEqual(pageErrors, []);
 });

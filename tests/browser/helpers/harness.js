@@ -68,3 +68,32 @@ export async function pickPage(web, topic, forager, model) {
   assert.ok(i >= 0, `none of ${candidates.length} ${topic} pages classifies as ${topic} natively`);
   return { ...candidates[i], native: lines[i] };
 }
+
+/** The anchors of the menu bar of `menuPageBody`: words of the networking topic. */
+const MENU_WORDS = ['Networking', 'Network protocols', 'TCP/IP', 'Ethernet', 'Routers', 'Internet',
+  'Local area network', 'Wide area network', 'Packet switching', 'Modems', 'Bandwidth', 'Firewalls',
+  'Network topology', 'IP address', 'Domain Name System', 'Email', 'File transfer', 'HTTP', 'Wireless networks',
+  'Token Ring'];
+
+/**
+ * The body of a page whose top is a bar of 20 site links marked up as plain `div`s (no `nav`, no
+ * menu class: the tag-and-class boilerplate rule does not see it) with the topic's words as
+ * anchors, above an article whose running text holds 6 links with plain anchors: what a reader
+ * follows next is in the article. Menu links go to `/menu-N.html`, the article's to
+ * `/entry-N.html`.
+ */
+export function menuPageBody() {
+  const bar = MENU_WORDS.map((w, i) => `<a href="/menu-${i + 1}.html">${w}</a>`).join(' | ');
+  /** @param {number} i @param {string} text */
+  const entry = (i, text) => `<a href="/entry-${i}.html">${text}</a>`;
+  return `<div id="top"><div class="bar">${bar}</div></div>
+<div id="page"><h1>Token bus</h1>
+<p>A token bus is a network in which the stations take turns to send, passing a token along a
+bus cable. ${entry(1, 'The first design')} came from factory automation, where ${entry(2, 'its users')}
+wanted a bounded delay for every frame on the shared medium. Each station knows the address of the
+next one, and the token visits them in a logical ring.</p>
+<p>Frames are sent only by the station holding the token, so collisions cannot happen on the cable,
+unlike ${entry(3, 'the older scheme')} that listens before sending. ${entry(4, 'A later standard')}
+described the physical layer and the media access rules, and ${entry(5, 'several vendors')} built
+interface cards for it. ${entry(6, 'Its successors')} moved the same ideas onto rings of fibre.</p></div>`;
+}

@@ -84,6 +84,8 @@ impl Default for BlameParams {
 struct Backoff {
     /// The host's last fetch was answered.
     answered: bool,
+    /// The host could not be reached at least once (refused, timed out, no address).
+    unreachable: bool,
     /// Backoffs so far without a success.
     strikes: u32,
     /// No fetch before this.
@@ -126,6 +128,8 @@ pub struct Blame {
     /// The latest outcomes: (host, a network failure).
     recent: VecDeque<(String, bool)>,
     crawler: Option<Failing>,
+    /// Some host has answered a fetch in this crawl.
+    answered_once: bool,
 }
 
 impl Blame {
@@ -147,7 +151,18 @@ impl Blame {
             },
         );
         self.crawler = None;
+        self.answered_once = true;
         self.push(host, false);
+    }
+
+    /// True while no host has answered a fetch in this crawl, every host that failed could
+    /// not be reached (refused, timed out), and the crawler itself is not failing: when all
+    /// the work left waits for such hosts, backing off would only delay telling the user that
+    /// nothing can be fetched. A crawl that has reached the web keeps its backoffs for
+    /// failures that pass, a host that answered with an error (robots.txt 503) is waited
+    /// for, and a failing proxy or network keeps its pause.
+    pub fn every_host_failed(&self) -> bool {
+        !self.answered_once && self.crawler.is_none() && self.hosts.values().all(|b| b.unreachable)
     }
 
     /// Blames a failed fetch of `host` with `cause`, and starts the backoff that follows.
@@ -160,6 +175,9 @@ impl Blame {
             return Fault::Url;
         }
         self.push(host, cause.network());
+        if cause.network() {
+            self.hosts.entry(host.to_owned()).or_default().unreachable = true;
+        }
         if cause.network() && self.network_down() {
             let hosts = self.recent_hosts();
             self.crawler_fails(
@@ -348,6 +366,34 @@ mod tests {
         assert_eq!(b.host_wait("other", t), None);
         b.success("h");
         assert_eq!(b.failure("h", &Cause::Connect, t4), Fault::Host);
+    }
+
+    #[test]
+    fn a_crawl_knows_whether_any_host_ever_answered() {
+        let mut b = Blame::new(params());
+        let t = Instant::now();
+        assert!(b.every_host_failed());
+        assert_eq!(b.failure("refused", &Cause::Connect, t), Fault::Host);
+        assert_eq!(b.failure("silent", &Cause::Timeout, t), Fault::Host);
+        assert!(b.every_host_failed(), "failures are not answers");
+        b.success("other");
+        assert!(!b.every_host_failed());
+        // The failing hosts keep their backoff once the crawl has reached the web.
+        assert!(b.host_wait("refused", t).is_some());
+        // A failing proxy is the crawler's failure, not every host's.
+        let mut b = Blame::new(params());
+        b.failure("a", &Cause::Proxy("the proxy refuses".into()), t);
+        assert!(!b.every_host_failed());
+        // A host whose robots.txt answered 503 answered: it is waited for.
+        let mut b = Blame::new(params());
+        b.failure("busy", &Cause::RobotsUnavailable, t);
+        assert!(!b.every_host_failed());
+        // ...but robots.txt left unread by a host that timed out is that host's timeout,
+        // whichever of its URLs is settled first.
+        let mut b = Blame::new(params());
+        b.failure("silent", &Cause::RobotsUnavailable, t);
+        b.failure("silent", &Cause::Timeout, t);
+        assert!(b.every_host_failed());
     }
 
     #[test]

@@ -87,6 +87,11 @@ impl Dispatcher {
         self.blame.gave_up(Instant::now())
     }
 
+    /// True while no host has answered a fetch in this crawl (and the crawler is not failing).
+    pub(super) fn every_host_failed(&self) -> bool {
+        self.blame.every_host_failed()
+    }
+
     /// Hosts backing off now.
     pub(super) fn hosts_waiting(&self) -> usize {
         self.blame.hosts_waiting(Instant::now())

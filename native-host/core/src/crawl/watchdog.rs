@@ -164,6 +164,11 @@ impl<S: CrawlDb> Watchdog<S> {
             self.reason = Some(StopReason::Offline);
             self.stop_by = Some(Instant::now());
         }
+        if self.reason.is_none() && idle && self.frontier_dry && self.workers.every_host_failed() {
+            // Every host tried has failed and no other work is left: say so now, not after
+            // their backoffs (the URLs go back to the frontier, tries intact).
+            self.reason = Some(StopReason::FrontierEmpty);
+        }
         let overdue = self.stop_by.is_some_and(|t| Instant::now() >= t) && self.in_flight > 0;
         let stranded = self.reason.is_some() && self.in_flight == 0 && self.workers.parked() > 0;
         if overdue || stranded {

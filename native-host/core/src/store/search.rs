@@ -9,10 +9,21 @@
 use super::{decompress_text, DocStatus, Result, SqliteReader, StoreError};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use std::borrow::Borrow;
+use std::cell::RefCell;
 
 /// The index: one row per fetched page, its rowid the page's `doc.oid`. Porter stemming over
-/// Unicode words, so "tuners" finds "tuner".
+/// Unicode words, so "tuners" finds "tuner". Contentless: it keeps no copy of the text (the
+/// page's compressed text in `doc` is the only one); a page's entry is deleted by its rowid
+/// (`contentless_delete`, SQLite 3.43 and later) and snippets are made from `doc`'s text.
 pub(super) const SCHEMA: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS page_fts USING fts5(
+  title, body, content = '', contentless_delete = 1,
+  tokenize = 'porter unicode61 remove_diacritics 2')";
+
+/// What tells this build's index from an older one that kept its own copy of the text.
+const CURRENT_MARK: &str = "contentless_delete";
+
+/// The table snippets are made in: the few pages shown, with their text, in memory.
+const SNIPPET_SCHEMA: &str = "CREATE VIRTUAL TABLE shown USING fts5(
   title, body, tokenize = 'porter unicode61 remove_diacritics 2')";
 
 /// The longest query accepted, in characters.
@@ -86,16 +97,21 @@ pub const MARK_START: &str = "\u{2}";
 /// What closes a matched word in a snippet.
 pub const MARK_END: &str = "\u{3}";
 
-/// True when the database has the search index.
-pub(super) fn has_index(conn: &Connection) -> Result<bool> {
+/// How the index was made: `None` without one, else its `CREATE` statement.
+fn index_sql(conn: &Connection) -> Result<Option<String>> {
     Ok(conn
         .query_row(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'page_fts'",
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'page_fts'",
             [],
-            |_| Ok(()),
+            |r| r.get(0),
         )
-        .optional()?
-        .is_some())
+        .optional()?)
+}
+
+/// True when the database has this build's search index (an older database has none, or one
+/// that keeps its own copy of the text: both are rebuilt on the first writable open).
+pub(super) fn has_index(conn: &Connection) -> Result<bool> {
+    Ok(index_sql(conn)?.is_some_and(|s| s.contains(CURRENT_MARK)))
 }
 
 /// Puts a fetched page in the index, replacing what it had (first fetches and revisits).
@@ -105,8 +121,15 @@ pub(super) fn index_page(
     title: Option<&str>,
     text: Option<&str>,
 ) -> Result<()> {
-    tx.prepare_cached("DELETE FROM page_fts WHERE rowid = ?1")?
-        .execute([oid])?;
+    // Only a page already in the index is deleted: first fetches, nearly all of a crawl's,
+    // skip the delete.
+    let indexed = tx
+        .prepare_cached("SELECT 1 FROM page_fts_docsize WHERE id = ?1")?
+        .exists([oid])?;
+    if indexed {
+        tx.prepare_cached("DELETE FROM page_fts WHERE rowid = ?1")?
+            .execute([oid])?;
+    }
     tx.prepare_cached("INSERT INTO page_fts(rowid, title, body) VALUES(?1, ?2, ?3)")?
         .execute(params![oid, title.unwrap_or(""), text.unwrap_or("")])?;
     Ok(())
@@ -120,6 +143,8 @@ pub(super) fn build_index(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<usize> {
     let tx = conn.transaction()?;
+    // An index of an older build (with its own copy of the text) is replaced.
+    tx.execute_batch("DROP TABLE IF EXISTS page_fts")?;
     tx.execute_batch(SCHEMA)?;
     let total: i64 = tx.query_row(
         "SELECT count(*) FROM doc WHERE status = ?1",
@@ -218,6 +243,55 @@ pub fn fts_query(user: &str) -> Result<String> {
     Ok(parts.join(" "))
 }
 
+thread_local! {
+    /// Each thread's in-memory table for snippets (made once, emptied after each use).
+    static SHOWN: RefCell<Option<Connection>> = const { RefCell::new(None) };
+}
+
+/// A snippet of each page's text around the words `fts` matches in it, the matched words
+/// between [`MARK_START`] and [`MARK_END`]: FTS5's own `snippet()`, over a table in memory
+/// holding only the pages shown, with the index's tokenizer (so the words marked are the
+/// words that matched, stems and prefixes included). `pages` are (title, text); the snippets
+/// come in their order.
+fn snippets(fts: &str, pages: &[(String, String)]) -> Result<Vec<String>> {
+    if pages.is_empty() {
+        return Ok(Vec::new());
+    }
+    SHOWN.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.is_none() {
+            let conn = Connection::open_in_memory()?;
+            conn.execute_batch(SNIPPET_SCHEMA)?;
+            *cell = Some(conn);
+        }
+        let conn = cell.as_mut().expect("just made");
+        let tx = conn.transaction()?;
+        let mut out = vec![String::new(); pages.len()];
+        {
+            let mut ins =
+                tx.prepare_cached("INSERT INTO shown(rowid, title, body) VALUES(?1, ?2, ?3)")?;
+            for (i, (title, text)) in pages.iter().enumerate() {
+                ins.execute(params![i as i64, title, text])?;
+            }
+            let mut st = tx.prepare_cached(
+                "SELECT rowid, snippet(shown, 1, ?2, ?3, '…', 16) FROM shown WHERE shown MATCH ?1",
+            )?;
+            let rows = st.query_map(params![fts, MARK_START, MARK_END], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+            })?;
+            for row in rows {
+                let (i, snippet) = row?;
+                if let Some(slot) = usize::try_from(i).ok().and_then(|i| out.get_mut(i)) {
+                    *slot = snippet.unwrap_or_default();
+                }
+            }
+        }
+        // Rolled back: the table is empty again for the next query.
+        drop(tx);
+        Ok(out)
+    })
+}
+
 impl<C: Borrow<Connection>> SqliteReader<C> {
     /// The fetched pages matching `query` (as a user typed it), best first, at most `limit`.
     pub fn search(
@@ -227,7 +301,7 @@ impl<C: Borrow<Connection>> SqliteReader<C> {
         ranking: SearchRanking,
     ) -> Result<Vec<SearchHit>> {
         let fts = fts_query(query)?;
-        if !has_index(self.conn())? {
+        if index_sql(self.conn())?.is_none() {
             return Err(StoreError::Schema(
                 "this crawl database has no search index yet; open it with this version of forager \
                  (forager search builds it) and try again"
@@ -261,26 +335,39 @@ impl<C: Borrow<Connection>> SqliteReader<C> {
         let top: Vec<(i64, f64)> = scored.into_iter().map(|(_, oid, b)| (oid, b)).collect();
         let mut page = self.conn().prepare_cached(
             "SELECT d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at,
-               snippet(page_fts, 1, ?3, ?4, '…', 16)
-             FROM page_fts f JOIN doc d ON d.oid = f.rowid LEFT JOIN taxonomy t ON t.kcid = d.cid
-             WHERE page_fts MATCH ?1 AND f.rowid = ?2",
+               d.text
+             FROM doc d LEFT JOIN taxonomy t ON t.kcid = d.cid WHERE d.oid = ?1",
         )?;
         let mut hits = Vec::with_capacity(top.len());
+        let mut texts = Vec::with_capacity(top.len());
         for (oid, text_score) in top {
-            let hit = page
-                .query_row(params![fts, oid, MARK_START, MARK_END], |r| {
-                    Ok(SearchHit {
+            let row = page
+                .query_row([oid], |r| {
+                    let text: Option<Vec<u8>> = r.get(5)?;
+                    let hit = SearchHit {
                         url: r.get(0)?,
                         title: r.get(1)?,
                         relevance: r.get(2)?,
                         best_leaf: r.get(3)?,
                         fetched_at: r.get(4)?,
-                        snippet: r.get(5)?,
+                        snippet: String::new(),
                         text_score,
-                    })
+                    };
+                    Ok((hit, text))
                 })
                 .optional()?;
-            hits.extend(hit);
+            if let Some((hit, text)) = row {
+                let text = text
+                    .as_deref()
+                    .and_then(decompress_text)
+                    .unwrap_or_default();
+                texts.push((hit.title.clone(), text));
+                hits.push(hit);
+            }
+        }
+        let snippets = snippets(&fts, &texts)?;
+        for (hit, snippet) in hits.iter_mut().zip(snippets) {
+            hit.snippet = snippet;
         }
         Ok(hits)
     }
