@@ -409,11 +409,10 @@ impl<S: CrawlDb> Watchdog<S> {
         if n == 0 {
             return Ok(());
         }
-        let work = blocking(&mut self.store, move |s| {
-            s.checkout(store::LOCAL_WORKER, n, store::LEASE)
-        })
-        .instrument(debug_span!("loop.top_up"))
-        .await?;
+        let w = c.worker.clone();
+        let work = blocking(&mut self.store, move |s| s.checkout(&w, n, store::LEASE))
+            .instrument(debug_span!("loop.top_up"))
+            .await?;
         for w in work {
             self.workers.dispatch(w);
         }
