@@ -65,9 +65,12 @@ fn crawl(
     seeds: &[String],
 ) -> (u64, f64, String, f64) {
     let db = std::env::temp_dir().join(format!("forager-bench-{mode}-{}.db", std::process::id()));
-    for ext in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
-    }
+    let clean = || {
+        for ext in ["", "-wal", "-shm", ".lock"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+        }
+    };
+    clean();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_forager"));
     cmd.args([
         "crawl",
@@ -92,6 +95,7 @@ fn crawl(
     let t = Instant::now();
     let out = cmd.output().unwrap();
     let secs = t.elapsed().as_secs_f64();
+    clean();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     let last = err.lines().last().unwrap_or("").to_owned();
     let fetched = last
@@ -152,4 +156,5 @@ fn main() {
         assert!(n > 1000, "{mode} crawl fetched only {n} pages");
     }
     rt.block_on(server.shutdown());
+    let _ = std::fs::remove_file(&model_path);
 }

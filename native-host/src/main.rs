@@ -1,6 +1,7 @@
 //! The `forager` command: a thin layer that parses arguments and reports errors once.
 
 mod cmd;
+mod trace;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -154,6 +155,7 @@ fn main() -> Result<()> {
         serve_native();
     }
     let cli = Cli::parse();
+    trace::init(matches!(&cli.cmd, Cmd::Crawl(a) if a.trace));
     match cli.cmd {
         Cmd::Train(a) => cmd::train::run(a),
         Cmd::Classify(a) => cmd::classify::run(a),

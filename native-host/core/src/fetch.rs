@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use thiserror::Error;
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
 /// How the fetcher behaves; defaults suit the real web.
 #[derive(Clone, Debug)]
@@ -271,10 +272,8 @@ impl Fetcher {
             let slot = self.host_slot(current.host_str().unwrap_or(""));
             // The semaphore is never closed, so acquiring cannot fail.
             let _permit = slot.acquire_owned().await;
-            let resp = self
-                .client
-                .get(current.clone())
-                .send()
+            let resp = (self.client.get(current.clone()).send())
+                .instrument(tracing::debug_span!("fetch.headers"))
                 .await
                 .map_err(|e| net_err(e, self.config.proxy.is_some()))?;
             if let Some(next) = self.redirect_target(&current, &resp, redirects.len())? {
@@ -285,7 +284,9 @@ impl Fetcher {
                 current = next;
                 continue;
             }
-            return self.read_response(resp, current, redirects).await;
+            return (self.read_response(resp, current, redirects))
+                .instrument(tracing::debug_span!("fetch.body"))
+                .await;
         }
     }
 

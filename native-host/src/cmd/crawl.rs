@@ -138,6 +138,10 @@ pub(crate) struct Args {
     /// Print progress as JSON lines on stdout.
     #[arg(long)]
     json: bool,
+    /// Time the crawl loop's steps and each fetch's phases, and print a phase summary at the
+    /// end (`RUST_LOG` chooses the spans; by default the crawl core's).
+    #[arg(long)]
+    pub(crate) trace: bool,
 }
 
 pub(crate) fn run(a: Args) -> Result<()> {
@@ -208,6 +212,9 @@ pub(crate) fn run(a: Args) -> Result<()> {
             println!("{v}");
         }
         save_learned(&reuse, &p);
+        if let Some(s) = crate::trace::summary() {
+            eprint!("{s}");
+        }
         // In words first: the "stopped:" line stays the last (scripts read it).
         say_why(reason, &p, p.fetched.saturating_sub(prepared.fetched));
         let rss = forager::crawl::peak_rss().map_or("?".into(), |b| format!("{} MB", b >> 20));

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
+use tracing::Instrument;
 
 /// Dispatches work to fetch tasks and blames their failures.
 pub(super) struct Dispatcher {
@@ -65,6 +66,11 @@ impl Dispatcher {
     /// Work handed out and not yet come back.
     pub(super) fn in_flight(&self) -> usize {
         self.out.len()
+    }
+
+    /// Work out that waits for its host's robots.txt.
+    pub(super) fn at_robots(&self) -> usize {
+        (self.sh.at_robots.load(std::sync::atomic::Ordering::Relaxed)).min(self.out.len())
     }
 
     /// Work waiting for a backoff.
@@ -143,10 +149,13 @@ impl Dispatcher {
         self.out.insert(w.oid, w.clone());
         let (sh, tx, sem) = (self.sh.clone(), self.tx.clone(), self.sem.clone());
         self.tasks.spawn(async move {
-            let permit = sem.acquire_owned().await;
-            let done = fetch_one(sh, w).await;
-            drop(permit);
-            let _ = tx.send(done).await;
+            let done = fetch_one(sh, w, sem)
+                .instrument(tracing::debug_span!("fetch"))
+                .await;
+            let _ = tx
+                .send(done)
+                .instrument(tracing::debug_span!("fetch.send"))
+                .await;
         });
     }
 

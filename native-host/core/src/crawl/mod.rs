@@ -7,6 +7,7 @@ use forager_classifier::Classifier;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::{debug_span, Instrument};
 
 pub mod blame;
 mod config;
@@ -14,6 +15,7 @@ mod dispatch;
 mod open_world;
 pub mod policy;
 mod prepare;
+mod recorder;
 mod rescore;
 mod watchdog;
 pub mod words;
@@ -164,16 +166,25 @@ pub async fn run<S: CrawlDb>(
     let mut dog = watchdog::Watchdog::start(store, classifier, config).await?;
     tokio::pin!(stop);
     loop {
-        dog.checkpoint().await?;
+        // Each step in a span (`forager crawl --trace`, `RUST_LOG`); free when tracing is off.
+        dog.checkpoint()
+            .instrument(debug_span!("loop.checkpoint"))
+            .await?;
         dog.take_queued().await?;
-        dog.checkout().await?;
+        dog.checkout()
+            .instrument(debug_span!("loop.checkout"))
+            .await?;
         if let Some(reason) = dog.finished() {
             return dog.finish(reason).await;
         }
-        dog.collect(stop.as_mut()).await;
+        dog.collect(stop.as_mut())
+            .instrument(debug_span!("loop.collect"))
+            .await;
         dog.flush().await?;
         dog.reap_distillation().await?;
-        dog.report(&mut on_progress).await?;
+        dog.report(&mut on_progress)
+            .instrument(debug_span!("loop.report"))
+            .await?;
     }
 }
 

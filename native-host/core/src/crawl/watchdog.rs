@@ -4,6 +4,7 @@
 //! `rejudge`, `learn_background`, `distill`), `report` and `finish`.
 
 use super::dispatch::Dispatcher;
+use super::recorder::Recorder;
 use super::words::IdleClock;
 use super::worker::Shared;
 use super::{
@@ -22,6 +23,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
+use tracing::{debug_span, Instrument};
+
+/// Most work out at once, in workers' numbers (work waiting for robots.txt included).
+const MAX_OUT: usize = 8;
 
 /// Most held-out predictions the critic keeps between retrains (bounds its memory).
 const TRUST_WINDOW: usize = 20_000;
@@ -52,6 +57,8 @@ pub(super) struct Watchdog<S: CrawlDb> {
     /// R(d) of every page fetched in this run, in order, for the monitor's alarms.
     history: Vec<f64>,
     pending: Vec<Outcome>,
+    /// The batch being recorded beside the loop (concurrent crawls; the store is away meanwhile).
+    recorder: Recorder<S>,
     /// Deterministic crawls: the row ids of the wave in flight, in checkout order (the order
     /// its outcomes are recorded in, whenever they arrive).
     wave: std::collections::HashMap<store::PageId, usize>,
@@ -101,6 +108,7 @@ impl<S: CrawlDb> Watchdog<S> {
             next_slot: Mutex::new(super::worker::slots_from_wall(&store.host_slots()?)),
             per_host: Mutex::default(),
             apprentice: RwLock::new(Arc::new(initial.clone().unwrap_or_default())),
+            at_robots: std::sync::atomic::AtomicUsize::new(0),
         });
         let log = fetch_log(&config, &store)?;
         store.set_mode(&format!("{:?}", config.mode))?;
@@ -138,6 +146,7 @@ impl<S: CrawlDb> Watchdog<S> {
             recent: VecDeque::new(),
             history: Vec::new(),
             pending: Vec::new(),
+            recorder: Recorder::default(),
             wave: std::collections::HashMap::new(),
             last_flush: Instant::now(),
             last_report: Instant::now(),
@@ -158,7 +167,10 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         self.workers.reap();
         self.in_flight = self.workers.in_flight();
-        let idle = self.in_flight == 0 && self.pending.is_empty() && self.workers.parked() > 0;
+        let idle = self.in_flight == 0
+            && self.pending.is_empty()
+            && !self.recorder.busy()
+            && self.workers.parked() > 0;
         self.idle.tick(idle);
         if self.reason.is_none() && self.workers.gave_up() {
             self.reason = Some(StopReason::Offline);
@@ -176,6 +188,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 self.pending.extend(self.workers.settle(d));
             }
             let oids = self.workers.abort().await;
+            self.land().await?;
             blocking(&mut self.store, move |s| s.release(&oids)).await?;
             self.in_flight = 0;
         }
@@ -206,6 +219,7 @@ impl<S: CrawlDb> Watchdog<S> {
             }
         }
         if !seeds.is_empty() {
+            self.land().await?;
             blocking(&mut self.store, move |s| s.add_seeds(&seeds)).await?;
             self.frontier_dry = false;
         }
@@ -214,20 +228,18 @@ impl<S: CrawlDb> Watchdog<S> {
 
     /// Checks work out of the frontier for idle workers, within the page budget.
     pub(super) async fn checkout(&mut self) -> Result<(), CrawlError> {
-        if self.last_renew.elapsed() >= store::RENEW_EVERY {
+        // While a batch is being recorded the store is away: the workers have the work
+        // checked out before it (see `top_up`), and the lease is renewed after it lands.
+        if !self.recorder.busy() && self.last_renew.elapsed() >= store::RENEW_EVERY {
             self.last_renew = Instant::now();
             let w = self.config.worker.clone();
             blocking(&mut self.store, move |s| s.renew(&w, store::LEASE)).await?;
         }
-        if self.reason.is_some() {
+        if self.reason.is_some() || self.recorder.busy() {
             return Ok(());
         }
         let (config, in_flight) = (&self.config, self.in_flight);
-        let budget = config.max_pages.map_or(usize::MAX, |m| {
-            // Outcomes received but not yet recorded may be fetched pages too.
-            (m.saturating_sub(self.progress.fetched) as usize)
-                .saturating_sub(in_flight + self.pending.len())
-        });
+        let budget = self.budget();
         // Checked out ahead of the workers: twice their number. A deterministic crawl checks out
         // one wave, and the next only when this one is recorded. A wave is what the concurrent
         // crawl acts on before it sees their outcomes: its look-ahead (2 × concurrency) plus
@@ -239,10 +251,22 @@ impl<S: CrawlDb> Watchdog<S> {
             return Ok(());
         }
         let ahead = if config.deterministic { 4 } else { 2 };
-        let room = (config.concurrency * ahead).saturating_sub(in_flight);
+        // Work waiting for its host's robots.txt (a first visit, or a host that may not
+        // exist being confirmed) holds no worker: the look-ahead is of the rest, within a
+        // bound on all work out.
+        let held = in_flight.saturating_sub(self.workers.at_robots());
+        let room = (config.concurrency * ahead)
+            .saturating_sub(held)
+            .min((config.concurrency * MAX_OUT).saturating_sub(in_flight));
         let n = budget.min(room).min(64);
         let hold = self.workers.crawler_waiting() || self.workers.parked() >= MAX_PARKED;
         if n == 0 || hold || (in_flight >= config.concurrency && self.frontier_dry) {
+            return Ok(());
+        }
+        // Sized to free capacity: while every worker has work, the look-ahead is topped up
+        // by half the workers' number at a time, not URL by URL (one transaction each).
+        let chunk = (config.concurrency / 2).max(1);
+        if !config.deterministic && in_flight >= config.concurrency && n < chunk && n < budget {
             return Ok(());
         }
         // In maintenance mode a share of the batch revisits pages fetched before.
@@ -261,6 +285,7 @@ impl<S: CrawlDb> Watchdog<S> {
         if config.deterministic {
             self.wave = work.iter().enumerate().map(|(i, w)| (w.oid, i)).collect();
         }
+        let _dispatch = debug_span!("loop.dispatch", n = work.len()).entered();
         for w in work {
             self.workers.dispatch(w);
         }
@@ -268,15 +293,28 @@ impl<S: CrawlDb> Watchdog<S> {
         Ok(())
     }
 
+    /// Pages that may still be checked out within the page budget: outcomes received but not
+    /// yet recorded, and work in flight, may be fetched pages too.
+    fn budget(&self) -> usize {
+        self.config.max_pages.map_or(usize::MAX, |m| {
+            (m.saturating_sub(self.progress.fetched) as usize)
+                .saturating_sub(self.in_flight + self.pending.len() + self.recorder.len())
+        })
+    }
+
     /// Why the crawl is complete, once every worker is idle and nothing is left to record.
     pub(super) fn finished(&self) -> Option<StopReason> {
-        let idle = self.in_flight == 0 && self.pending.is_empty() && self.workers.parked() == 0;
+        let idle = self.in_flight == 0
+            && self.pending.is_empty()
+            && !self.recorder.busy()
+            && self.workers.parked() == 0;
         idle.then(|| (self.reason).or(self.frontier_dry.then_some(StopReason::FrontierEmpty)))?
     }
 
     /// Waits briefly for outcomes (or for `stop`, which asks the crawl to end).
     pub(super) async fn collect(&mut self, stop: std::pin::Pin<&mut impl std::future::Future>) {
-        if self.in_flight == 0 && self.workers.parked() == 0 {
+        let recording = self.recorder.busy() && !self.recorder.done();
+        if self.in_flight == 0 && self.workers.parked() == 0 && !recording {
             return;
         }
         let accepting = self.reason.is_none();
@@ -286,6 +324,8 @@ impl<S: CrawlDb> Watchdog<S> {
                     self.pending.extend(self.workers.settle(d));
                 }
             }
+            // A record landing wakes the loop: the store is back for the next checkout.
+            () = self.recorder.wait(), if recording => {}
             _ = stop, if accepting => {
                 self.reason = Some(StopReason::Requested);
                 self.stop_by = Some(Instant::now() + STOP_GRACE);
@@ -298,8 +338,16 @@ impl<S: CrawlDb> Watchdog<S> {
     }
 
     /// Records the pending outcomes when enough have gathered, then lets the apprentice,
-    /// the judge, the background and the distiller catch up with them.
+    /// the judge, the background and the distiller catch up with them. A concurrent crawl
+    /// records beside the loop (one batch at a time) and catches up when the record lands; a
+    /// deterministic one records in line, so that every run sees the same frontier.
     pub(super) async fn flush(&mut self) -> Result<(), CrawlError> {
+        if self.recorder.done() {
+            self.land().await?;
+        }
+        if self.recorder.busy() {
+            return Ok(());
+        }
         let due = if self.config.deterministic {
             // A whole wave, in checkout order: the same record whatever order fetches end in.
             self.in_flight == 0
@@ -324,7 +372,57 @@ impl<S: CrawlDb> Watchdog<S> {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         archive_barrier(archive).await;
-        let rec = blocking(&mut self.store, move |s| s.record(&batch)).await?;
+        if !self.config.deterministic {
+            self.top_up(batch.len()).await?;
+            let store = (self.store.take()).ok_or_else(|| {
+                CrawlError::Task("the crawl database was lost by an earlier one".into())
+            })?;
+            self.recorder.start(store, batch);
+            return Ok(());
+        }
+        let rec = blocking(&mut self.store, move |s| s.record(&batch))
+            .instrument(debug_span!("loop.record"))
+            .await?;
+        self.recorded(rec).await
+    }
+
+    /// Takes back the store from the record in progress, if any, and catches up with it.
+    pub(super) async fn land(&mut self) -> Result<(), CrawlError> {
+        let Some((store, rec)) = self.recorder.land().await else {
+            return Ok(());
+        };
+        self.store = store;
+        self.recorded(rec?).await
+    }
+
+    /// Before a batch is recorded beside the loop: as many URLs again as it holds are
+    /// checked out (at most the workers' number), so the workers keep fetching meanwhile.
+    async fn top_up(&mut self, recording: usize) -> Result<(), CrawlError> {
+        let c = &self.config;
+        let hold = self.workers.crawler_waiting() || self.workers.parked() >= MAX_PARKED;
+        if self.reason.is_some() || hold || self.frontier_dry || c.revisit_share > 0.0 {
+            return Ok(());
+        }
+        let n = (self.budget().saturating_sub(recording))
+            .min(recording)
+            .min(c.concurrency);
+        if n == 0 {
+            return Ok(());
+        }
+        let w = c.worker.clone();
+        let work = blocking(&mut self.store, move |s| s.checkout(&w, n, store::LEASE))
+            .instrument(debug_span!("loop.top_up"))
+            .await?;
+        for w in work {
+            self.workers.dispatch(w);
+        }
+        self.in_flight = self.workers.in_flight();
+        Ok(())
+    }
+
+    /// What follows a record: the counters, the events and the fetch log, and the
+    /// apprentice, the judge, the background and the distiller catching up.
+    async fn recorded(&mut self, rec: store::Recorded) -> Result<(), CrawlError> {
         let fetched = rec.fetched.len() as u64;
         self.progress.fetched += fetched;
         self.progress.revisits += rec.revisited as u64;
@@ -332,9 +430,15 @@ impl<S: CrawlDb> Watchdog<S> {
         if !rec.fetched.is_empty() {
             self.tell(|| CrawlEvent::Pages(rec.fetched.clone()));
         }
-        self.retrain(&rec.instances, fetched).await?;
-        self.rejudge().await?;
-        self.learn_background().await?;
+        (self.retrain(&rec.instances, fetched))
+            .instrument(debug_span!("loop.retrain"))
+            .await?;
+        self.rejudge()
+            .instrument(debug_span!("loop.rejudge"))
+            .await?;
+        (self.learn_background())
+            .instrument(debug_span!("loop.background"))
+            .await?;
         self.distill(fetched).await?;
         if let Some(l) = self.log.as_mut() {
             for p in &rec.fetched {
@@ -474,7 +578,9 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         // The graph is read under the store, HITS runs beside the crawl.
         self.since_distill = 0;
-        let (edges, rel) = blocking(&mut self.store, |s| s.graph()).await?;
+        let (edges, rel) = blocking(&mut self.store, |s| s.graph())
+            .instrument(debug_span!("loop.graph"))
+            .await?;
         let job = tokio::task::spawn_blocking(move || {
             crate::distiller::distill(&edges, &rel, &Default::default())
         });
@@ -496,6 +602,7 @@ impl<S: CrawlDb> Watchdog<S> {
         if !self.distilling.as_ref().is_some_and(|h| h.is_finished()) {
             return Ok(());
         }
+        self.land().await?;
         if let Some(Ok(scores)) = match self.distilling.take() {
             Some(h) => Some(h.await),
             None => None,
@@ -515,6 +622,7 @@ impl<S: CrawlDb> Watchdog<S> {
         if self.last_report.elapsed() < self.config.progress_every {
             return Ok(());
         }
+        self.land().await?;
         self.snapshot(self.in_flight).await?;
         let p = &mut self.progress;
         p.hosts_waiting = self.workers.hosts_waiting();
@@ -554,6 +662,7 @@ impl<S: CrawlDb> Watchdog<S> {
         mut self,
         reason: StopReason,
     ) -> Result<(StopReason, Progress), CrawlError> {
+        self.land().await?;
         if let Some(h) = self.distilling.take() {
             let _ = h.await;
         }

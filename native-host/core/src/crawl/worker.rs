@@ -11,8 +11,11 @@ use forager_classifier::apprentice::Apprentice;
 use forager_classifier::Scratch;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use tracing::{debug_span, Instrument};
 
 /// KiB of HTML being parsed at once, across every crawl of the process: a parse holds
 /// permits for its page's size, so whatever the pages, only so much is parsed together
@@ -34,6 +37,24 @@ pub(super) struct Shared {
     pub(super) apprentice: RwLock<Arc<Apprentice>>,
     /// Answered fetches go here to be archived (WARC), while the crawl records them.
     pub(super) warc: Mutex<Option<tokio::sync::mpsc::Sender<crate::warc::Archived>>>,
+    /// Fetch tasks waiting for their host's robots.txt now.
+    pub(super) at_robots: AtomicUsize,
+}
+
+/// Counts a task in `Shared::at_robots` while it lives (cancelled tasks included).
+struct AtRobots<'a>(&'a AtomicUsize);
+
+impl<'a> AtRobots<'a> {
+    fn enter(n: &'a AtomicUsize) -> Self {
+        n.fetch_add(1, Ordering::Relaxed);
+        AtRobots(n)
+    }
+}
+
+impl Drop for AtRobots<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A worker's result: the outcome to record, and what blame needs to know.
@@ -84,14 +105,15 @@ fn cause_of(e: &FetchError, proxy: Option<&str>) -> Cause {
     }
 }
 
-/// Fetches, parses and classifies one checked-out URL.
-pub(super) async fn fetch_one(sh: Arc<Shared>, w: Work) -> Done {
+/// Fetches, parses and classifies one checked-out URL; `fetching` bounds the fetches in
+/// flight, and is taken only once robots.txt and the host's politeness slot let the fetch go.
+pub(super) async fn fetch_one(sh: Arc<Shared>, w: Work, fetching: Arc<Semaphore>) -> Done {
     let (revisit, tries) = (w.revisit, w.tries);
     let host = url::Url::parse(&w.url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
         .unwrap_or_default();
-    let (mut outcome, answered, cause) = fetch_work(sh, w, &host).await;
+    let (mut outcome, answered, cause) = fetch_work(sh, w, &host, fetching).await;
     outcome.revisit = revisit;
     policy::retry_or_give_up(&mut outcome, tries);
     Done {
@@ -149,18 +171,32 @@ async fn polite_wait(sh: &Shared, host: &str, extra: Duration) {
 /// failure was when it was not the URL's own.
 type Attempt = (Outcome, bool, Option<Cause>);
 
-async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> Attempt {
+async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str, fetching: Arc<Semaphore>) -> Attempt {
     let Ok(url) = url::Url::parse(&w.url) else {
         let o = failure(w.oid, store::DocStatus::Excluded, "unsupported-url");
         return (o, false, None);
     };
-    let extra = match admit(&sh, w.oid, &url, host).await {
+    let at_robots = AtRobots::enter(&sh.at_robots);
+    let admitted = admit(&sh, w.oid, &url, host)
+        .instrument(debug_span!("fetch.robots"))
+        .await;
+    drop(at_robots);
+    let extra = match admitted {
         Ok(extra) => extra,
         Err(attempt) => return attempt,
     };
-    polite_wait(&sh, host, extra).await;
+    (polite_wait(&sh, host, extra))
+        .instrument(debug_span!("fetch.polite"))
+        .await;
+    // Sleeping for robots.txt or a politeness slot holds no fetch slot; the semaphore is
+    // never closed.
+    let permit = (fetching.acquire_owned())
+        .instrument(debug_span!("fetch.queue"))
+        .await;
     let gate = RobotsOnRedirect(&sh);
-    let resp = match sh.fetcher.get_via(url.as_str(), Some(&gate)).await {
+    let got = sh.fetcher.get_via(url.as_str(), Some(&gate)).await;
+    drop(permit);
+    let resp = match got {
         Ok(r) => {
             let archive = sh.warc.lock().unwrap_or_else(|p| p.into_inner()).clone();
             if let Some(tx) = archive {
@@ -192,8 +228,11 @@ async fn fetch_work(sh: Arc<Shared>, w: Work, host: &str) -> Attempt {
     }
     let oid = w.oid;
     let kb = (resp.body.len() / 1024).clamp(1, PARSE_BUDGET_KB) as u32;
+    // From here to the parse starting on the blocking pool: the parse budget and the pool's queue.
+    let handoff = debug_span!("fetch.handoff");
     let permit = PARSE_BUDGET.acquire_many(kb).await;
     let job = tokio::task::spawn_blocking(move || {
+        drop(handoff);
         let _permit = permit;
         analyse(&sh, resp, url, &w)
     });
@@ -302,9 +341,11 @@ impl HopGate for RobotsOnRedirect<'_> {
 /// Parses a fetched page, judges it, and scores its outlinks by the crawl's policy.
 fn analyse(sh: &Shared, resp: Fetched, url: url::Url, w: &Work) -> Outcome {
     let judge = sh.judge.read().unwrap_or_else(|p| p.into_inner()).clone();
+    let parsing = debug_span!("fetch.parse").entered();
     let html = resp.text();
     let base = url::Url::parse(&resp.final_url).unwrap_or(url);
     let mut page = parse_page(&html, &base);
+    drop(parsing);
     let apprentice = (sh.config.apprentice.as_ref()).map(|_| {
         sh.apprentice
             .read()
@@ -313,7 +354,10 @@ fn analyse(sh: &Shared, resp: Fetched, url: url::Url, w: &Work) -> Outcome {
     });
     let (verdict, scored) = SCRATCH.with(|s| {
         let scratch = &mut s.borrow_mut();
+        let classifying = debug_span!("fetch.classify").entered();
         let verdict = judge.judge(&w.url, &page.text.text, scratch);
+        drop(classifying);
+        let _links = debug_span!("fetch.links").entered();
         let parent = policy::Parent {
             oid: w.oid,
             depth: w.depth,

@@ -344,6 +344,11 @@ impl Store {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // The crawl's writer (#27 profile: 32 page reads and 43 page writes per fetched page
+        // with the defaults): a 32 MB page cache, and a checkpoint (with its fsync) every
+        // 16 MB of WAL instead of every 4 MB.
+        conn.pragma_update(None, "cache_size", -32_768)?;
+        conn.pragma_update(None, "wal_autocheckpoint", 4096)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         let mut conn = conn;
         conn.execute_batch(SCHEMA)?;
