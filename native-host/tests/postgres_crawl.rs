@@ -165,3 +165,40 @@ async fn a_crawl_on_postgres_fetches_what_the_sqlite_crawl_fetches_and_three_sha
     site.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn forager_crawl_and_status_take_a_postgres_url() {
+    let Some(server) = testing::server() else {
+        return;
+    };
+    let dir = common::tmp("postgres-cli");
+    let web = dir.join("web");
+    common::run(common::forager().args(["gen-web", "--out"]).arg(&web));
+    let db = testing::TestDb::create(&server, "cli");
+    let crawl = |pages: &str| {
+        common::run(
+            common::forager()
+                .args(["crawl", "--task", "astronomy", "--pages", pages, "--web"])
+                .arg(&web)
+                .args(["--db", db.url()]),
+        )
+    };
+    crawl("60");
+    let status = |db: &str| -> serde_json::Value {
+        serde_json::from_str(&common::run(
+            common::forager().args(["status", db, "--json"]),
+        ))
+        .unwrap()
+    };
+    let s = status(db.url());
+    assert_eq!(s["fetched"], 60, "{s}");
+    assert!(s["frontier"].as_i64().unwrap() > 0, "{s}");
+    // A second run resumes the crawl on the server: the page budget counts across runs.
+    crawl("90");
+    assert_eq!(status(db.url())["fetched"], 90);
+    let pg = PgStore::open(db.url()).unwrap();
+    let log = pg.fetched_urls().unwrap();
+    let set: BTreeSet<&String> = log.iter().collect();
+    assert_eq!((log.len(), set.len()), (90, 90), "a page fetched twice");
+    let _ = std::fs::remove_dir_all(&dir);
+}

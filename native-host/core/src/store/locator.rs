@@ -2,7 +2,7 @@
 //! file (the default: a laptop needs no server); a `postgres://` or `postgresql://` URL names a
 //! PostgreSQL server shared by many workers.
 
-use super::{CrawlDb, ReadOnly, Reader, Result, Store, StoreError};
+use super::{CrawlDb, ReadOnly, Reader, Result, Store};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -76,7 +76,7 @@ pub fn open(locator: &Locator) -> Result<Box<dyn CrawlDb>> {
 pub fn open_read(locator: &Locator) -> Result<Box<dyn Reader + Send>> {
     match locator {
         Locator::Sqlite(path) => Ok(Box::new(ReadOnly::open(path)?)),
-        Locator::Postgres(_) => Err(unsupported(locator)),
+        Locator::Postgres(url) => Ok(Box::new(super::postgres::PgStore::open(url)?)),
     }
 }
 
@@ -90,16 +90,10 @@ pub fn upgrade(locator: &Locator) -> Result<bool> {
     }
 }
 
-fn unsupported(locator: &Locator) -> StoreError {
-    StoreError::Unsupported(
-        locator.to_string(),
-        "this build has no PostgreSQL back-end yet",
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::StoreError;
 
     #[test]
     fn paths_open_sqlite_and_server_urls_name_postgres() {
@@ -129,11 +123,9 @@ mod tests {
         let there = Locator::parse("postgres://crawler:s3cret@127.0.0.1:1/forager");
         let e = open(&there).err().expect("no server there");
         assert!(!e.to_string().contains("s3cret"), "{e}");
-        let e = open_read(&l)
-            .err()
-            .expect("no server back-end in this build");
+        let e = open_read(&there).err().expect("no server there");
         assert!(!e.to_string().contains("s3cret"), "{e}");
-        assert!(matches!(e, StoreError::Unsupported(..)), "{e}");
+        assert!(matches!(e, StoreError::Backend(..)), "{e}");
     }
 
     #[test]

@@ -174,26 +174,6 @@ fn work(r: &postgres::Row, revisit: bool) -> Work {
     }
 }
 
-/// Checks out up to `n` frontier URLs in frontier order, marking them in flight; rows another
-/// worker is checking out at the same moment are skipped, not waited for.
-pub(super) fn checkout(c: &mut Conn, n: usize) -> Result<Vec<Work>> {
-    let mut tx = c.transaction()?;
-    let picked = tx.query(
-        "SELECT oid, url, depth, relevance, num_tries FROM doc WHERE status = 0
-         ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT $1
-         FOR UPDATE SKIP LOCKED",
-        &[&limit(n)],
-    )?;
-    let work: Vec<Work> = picked.iter().map(|r| work(r, false)).collect();
-    let oids: Vec<i64> = work.iter().map(|w| w.oid.raw()).collect();
-    tx.execute(
-        "UPDATE doc SET status = $1 WHERE oid = ANY($2)",
-        &[&DocStatus::InFlight.code(), &oids],
-    )?;
-    tx.commit()?;
-    Ok(work)
-}
-
 /// Maintenance mode: checks out up to `n` fetched pages not fetched for `min_age` seconds,
 /// best hubs first, then by relevance, then oldest first; their `fetched_at` moves to now.
 pub(super) fn checkout_revisits(c: &mut Conn, n: usize, min_age: f64) -> Result<Vec<Work>> {

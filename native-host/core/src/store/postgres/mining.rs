@@ -10,9 +10,15 @@ use crate::store::{
 };
 use std::collections::HashMap;
 
+/// The advisory lock key of saving the model ("taxo").
+const TAXONOMY_LOCK: i64 = 0x7461_786f;
+
 /// Replaces the stored taxonomy and examples with the model's, and stores the model.
 pub(super) fn save_taxonomy(c: &mut Conn, model: &forager_classifier::Model) -> Result<()> {
     let mut tx = c.transaction()?;
+    // Workers starting together each save the model: one at a time, or both would delete
+    // before either inserts and the second insert would collide with the first.
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&TAXONOMY_LOCK])?;
     tx.execute("DELETE FROM taxonomy", &[])?;
     tx.execute("DELETE FROM example", &[])?;
     let (mut kcid, mut pcid, mut name, mut path, mut good) =

@@ -12,15 +12,18 @@
 //! `max`.
 
 mod frontier;
+mod lease;
 mod mining;
+mod read;
 mod record;
 pub mod testing;
 
 use super::{
-    judge::Verdict, ApprenticeEvidence, CrawlDb, InLink, NewUrl, Outcome, PageId, PageText,
+    judge::Verdict, ApprenticeEvidence, CrawlDb, InLink, NewUrl, Outcome, PageId, PageText, Reader,
     Recorded, Result, StoreError, Work,
 };
 use crate::distiller::{Edge, Scores};
+use crate::store::LOCAL_WORKER;
 use r2d2_postgres::{postgres, r2d2, PostgresConnectionManager};
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -37,6 +40,21 @@ type Conn = r2d2::PooledConnection<PostgresConnectionManager<postgres::NoTls>>;
 
 /// The advisory lock key under which a worker migrates the schema (any fixed number: "fora").
 const MIGRATION_LOCK: i64 = 0x666f_7261;
+
+/// Times a transaction aborted by a deadlock is run again.
+const RETRIES: usize = 5;
+
+/// Whether the server aborted the transaction to break a deadlock or a serialisation conflict.
+fn deadlocked(e: &StoreError) -> bool {
+    use postgres::error::SqlState;
+    let StoreError::Backend(b) = e else {
+        return false;
+    };
+    let code = b.downcast_ref::<postgres::Error>().and_then(|e| e.code());
+    code.is_some_and(|c| {
+        *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
+    })
+}
 
 /// Connections a store keeps at most.
 const POOL_SIZE: u32 = 4;
@@ -70,10 +88,28 @@ pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     }
 }
 
+/// The server could not be reached: which one (shown without its password), and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{server}: {source}")]
+struct ConnectError {
+    server: String,
+    source: postgres::Error,
+}
+
 /// A crawl database on a PostgreSQL server.
 pub struct PgStore {
     /// The pool (taken only when the store is dropped).
     pool: Option<Pool>,
+    /// This door's worker name: the crawl's one-process name ([`LOCAL_WORKER`]) means this
+    /// door, so that crawls in many processes hold their own leases.
+    name: String,
+}
+
+/// A worker name unique to this door: host, process and a random part.
+fn worker_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    format!("{}-{}-{}", host.trim(), std::process::id(), &id[..8])
 }
 
 /// The pool of connections to the crawl's server.
@@ -97,8 +133,14 @@ impl PgStore {
             config.connect_timeout(Duration::from_secs(10));
         }
         config.application_name("forager");
+        let shown = super::Locator::Postgres(url.to_owned()).to_string();
         off_runtime(|| {
-            let mut client = config.connect(postgres::NoTls)?;
+            let mut client = (config.connect(postgres::NoTls)).map_err(|source| {
+                StoreError::Backend(Box::new(ConnectError {
+                    server: shown,
+                    source,
+                }))
+            })?;
             migrate(&mut client)?;
             drop(client);
             let pool = r2d2::Pool::builder()
@@ -107,8 +149,33 @@ impl PgStore {
                 .test_on_check_out(false)
                 .connection_timeout(Duration::from_secs(30))
                 .build(PostgresConnectionManager::new(config, postgres::NoTls))?;
-            Ok(PgStore { pool: Some(pool) })
+            Ok(PgStore {
+                pool: Some(pool),
+                name: worker_name(),
+            })
         })
+    }
+
+    /// Another handle on the same pool (a reader beside the door).
+    pub fn handle(&self) -> PgStore {
+        PgStore {
+            pool: self.pool.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// The worker a lease call names: this door for [`LOCAL_WORKER`], else as given.
+    fn who<'a>(&'a self, worker: &'a str) -> &'a str {
+        if worker == LOCAL_WORKER {
+            &self.name
+        } else {
+            worker
+        }
+    }
+
+    /// This door's worker name (as `forager status` lists it).
+    pub fn worker(&self) -> &str {
+        &self.name
     }
 
     /// A connection from the pool (call inside [`off_runtime`]).
@@ -120,9 +187,19 @@ impl PgStore {
         Ok(pool.get()?)
     }
 
-    /// Runs `f` on a pooled connection, off the async runtime.
-    fn with<T: Send>(&self, f: impl FnOnce(&mut Conn) -> Result<T> + Send) -> Result<T> {
-        off_runtime(|| f(&mut self.conn()?))
+    /// Runs `f` on a pooled connection, off the async runtime. A transaction the server
+    /// aborted to break a deadlock between workers (their batches touch shared rows) is run
+    /// again, a few times.
+    fn with<T: Send>(&self, mut f: impl FnMut(&mut Conn) -> Result<T> + Send) -> Result<T> {
+        off_runtime(|| {
+            let mut tries = 0;
+            loop {
+                match f(&mut self.conn()?) {
+                    Err(e) if tries < RETRIES && deadlocked(&e) => tries += 1,
+                    other => return other,
+                }
+            }
+        })
     }
 
     /// Writes a `meta` text value.
@@ -216,8 +293,23 @@ impl CrawlDb for PgStore {
     fn frontier_len(&self) -> Result<i64> {
         self.count("status = 0")
     }
-    fn checkout(&mut self, n: usize) -> Result<Vec<Work>> {
-        self.with(|c| frontier::checkout(c, n))
+    fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
+        self.with(|c| lease::checkout(c, self.who(worker), n, lease))
+    }
+    fn claim_hosts(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<String>> {
+        self.with(|c| lease::claim_hosts(c, self.who(worker), n, lease))
+    }
+    fn renew(&mut self, worker: &str, lease: Duration) -> Result<usize> {
+        self.with(|c| lease::renew(c, self.who(worker), lease))
+    }
+    fn release_hosts(&mut self, worker: &str, hosts: &[String]) -> Result<()> {
+        self.with(|c| lease::release_hosts(c, self.who(worker), hosts))
+    }
+    fn expire_leases(&mut self) -> Result<usize> {
+        self.with(lease::expire_leases)
+    }
+    fn held_hosts(&self, worker: &str) -> Result<Vec<String>> {
+        self.with(|c| lease::held_hosts(c, self.who(worker)))
     }
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
         self.with(|c| frontier::checkout_revisits(c, n, min_age))
@@ -266,6 +358,9 @@ impl CrawlDb for PgStore {
         let json = serde_json::to_string(slots).unwrap_or_else(|_| "[]".into());
         self.set_meta("host_slots", &json)
     }
+    fn reader(&self) -> Box<dyn Reader + '_> {
+        Box::new(self.handle())
+    }
 }
 
 /// A row count as the door reports it.
@@ -288,11 +383,11 @@ mod tests {
         let Some(server) = testing::server() else {
             return;
         };
-        let mut dbs = Vec::new();
+        // One database per case; a case that opens its door again (a crash) gets the same.
+        let mut dbs: HashMap<String, TestDb> = HashMap::new();
         crate::store::contract::run_all(&mut |name| {
-            let db = TestDb::create(&server, name);
+            let db = (dbs.entry(name.to_owned())).or_insert_with(|| TestDb::create(&server, name));
             let store = PgStore::open(db.url()).expect("open the test database");
-            dbs.push(db);
             Box::new(store) as Box<dyn CrawlDb>
         });
     }
@@ -331,8 +426,23 @@ mod tests {
         let shown = e.to_string();
         assert!(!shown.contains("s3cret"), "{shown}");
         assert!(shown.contains("crawl database"), "{shown}");
+        assert!(shown.contains("crawler:***@127.0.0.1:1"), "{shown}");
         let bad = PgStore::open("postgres://a b").err().expect("bad URL");
         assert!(matches!(bad, StoreError::Backend(_)), "{bad}");
+    }
+
+    #[test]
+    fn tls_required_is_refused_not_downgraded() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let db = TestDb::create(&server, "tls");
+        let plain = PgStore::open(db.url());
+        assert!(plain.is_ok(), "{:?}", plain.err());
+        let e = PgStore::open(&format!("{}?sslmode=require", db.url()))
+            .err()
+            .expect("this build has no TLS: a required TLS connection fails");
+        assert!(e.to_string().contains("TLS"), "{e}");
     }
 
     #[tokio::test]

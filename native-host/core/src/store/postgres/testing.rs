@@ -88,3 +88,61 @@ fn admin(server: &str, sql: &str) {
             .unwrap_or_else(|e| panic!("{sql} on the test server: {e}"));
     });
 }
+
+/// Runs one query on the crawl database at `url` and returns its one number.
+fn number(url: &str, sql: &str) -> i64 {
+    off_runtime(|| {
+        let mut c = postgres::Client::connect(url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
+        c.query_one(sql, &[])
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .get(0)
+    })
+}
+
+/// Makes every worker's lease in the crawl database at `url` lapse now, as the clock would
+/// once they all stopped renewing (tests need not wait the lease out).
+pub fn lapse_leases(url: &str) {
+    number(
+        url,
+        "WITH l AS (UPDATE worker SET lease_until = 0 RETURNING 1) SELECT count(*) FROM l",
+    );
+}
+
+/// How many hosts are leased to some worker.
+pub fn leased_hosts(url: &str) -> i64 {
+    number(
+        url,
+        "SELECT count(*) FROM server WHERE lease_owner IS NOT NULL",
+    )
+}
+
+/// How many URLs are in flight.
+pub fn in_flight(url: &str) -> i64 {
+    number(url, "SELECT count(*) FROM doc WHERE status = 1")
+}
+
+/// The worker name of the process `pid` in the crawl database at `url`, and how many URLs it
+/// checked out, once it has checked out any.
+pub fn worker_of(url: &str, pid: u32) -> Option<(String, i64)> {
+    off_runtime(|| {
+        let mut c = postgres::Client::connect(url, postgres::NoTls).ok()?;
+        let row = c
+            .query_opt(
+                "SELECT name, checked_out FROM worker WHERE name LIKE $1",
+                &[&format!("%-{pid}-%")],
+            )
+            .ok()??;
+        Some((row.get(0), row.get(1)))
+    })
+}
+
+/// Hosts leased to `worker`, and the frontier and in-flight URLs of those hosts.
+pub fn held_by(url: &str, worker: &str) -> (i64, i64, i64) {
+    let q = |sql: &str| number(url, &sql.replace("$W", &worker.replace('\'', "''")));
+    (
+        q("SELECT count(*) FROM server WHERE lease_owner = '$W'"),
+        q("SELECT count(*) FROM doc d JOIN server s USING (sid) WHERE s.lease_owner = '$W' AND d.status = 0"),
+        q("SELECT count(*) FROM doc d JOIN server s USING (sid) WHERE s.lease_owner = '$W' AND d.status = 1"),
+    )
+}

@@ -1,0 +1,221 @@
+//! Host leases on PostgreSQL, as the SQLite store keeps them: `server.lease_owner` names the
+//! worker holding a host, the lease is the worker's row in `worker` (`lease_until`, renewed by
+//! its heartbeat). A worker that dies loses its hosts when its lease runs out; its in-flight
+//! URLs return to the frontier, and nothing fetched is touched.
+//!
+//! Claims are serialised by a transaction-scoped advisory lock (two workers never both take a
+//! free host: each claim sees every claim committed before it), and frontier rows are locked
+//! `FOR UPDATE SKIP LOCKED`, so a checkout never waits on rows another worker is recording.
+
+use super::{limit, rows, Conn};
+use crate::store::{now, DocStatus, PageId, Result, Work};
+use postgres::Transaction;
+use r2d2_postgres::postgres;
+use std::collections::HashSet;
+use std::time::Duration;
+
+/// The advisory lock key of host claims ("lease").
+const CLAIM_LOCK: i64 = 0x6c65_6173;
+
+/// A host is free for `$1` (the worker) at `$2` (now): no holder, `$1` itself, or a holder
+/// whose lease ran out.
+const MAY_HAVE: &str = "(s.lease_owner IS NULL OR s.lease_owner = $1 OR NOT EXISTS (
+    SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2))";
+
+/// Starts or extends `worker`'s lease to `lease` from `at` (its heartbeat).
+fn heartbeat(tx: &mut Transaction<'_>, worker: &str, lease: Duration, at: f64) -> Result<()> {
+    tx.execute(
+        "INSERT INTO worker(name, started_at, heartbeat, lease_until) VALUES($1, $2, $2, $3)
+         ON CONFLICT(name) DO UPDATE SET heartbeat = excluded.heartbeat,
+           lease_until = GREATEST(worker.lease_until, excluded.lease_until)",
+        &[&worker, &at, &(at + lease.as_secs_f64())],
+    )?;
+    Ok(())
+}
+
+/// A transaction holding the claim lock, with `worker`'s heartbeat written.
+fn claiming<'c>(
+    c: &'c mut Conn,
+    worker: &str,
+    lease: Duration,
+    at: f64,
+) -> Result<Transaction<'c>> {
+    let mut tx = c.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CLAIM_LOCK])?;
+    heartbeat(&mut tx, worker, lease, at)?;
+    Ok(tx)
+}
+
+/// Gives the hosts `sids` to `worker`; a host taken over from a lapsed lease has its in-flight
+/// URLs returned to the frontier first (its holder is gone).
+fn claim(tx: &mut Transaction<'_>, worker: &str, sids: &[(i64, bool)]) -> Result<()> {
+    let lapsed: Vec<i64> = sids.iter().filter(|s| s.1).map(|s| s.0).collect();
+    let all: Vec<i64> = sids.iter().map(|s| s.0).collect();
+    tx.execute(
+        "UPDATE doc SET status = $2 WHERE sid = ANY($1) AND status = $3",
+        &[
+            &lapsed,
+            &DocStatus::Unvisited.code(),
+            &DocStatus::InFlight.code(),
+        ],
+    )?;
+    tx.execute(
+        "UPDATE server SET lease_owner = $1 WHERE sid = ANY($2)",
+        &[&worker, &all],
+    )?;
+    Ok(())
+}
+
+/// Checks out for `worker` up to `n` frontier URLs in frontier order among the hosts it holds
+/// or may take (claimed as met), marking them in flight.
+pub(super) fn checkout(c: &mut Conn, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
+    let at = now();
+    let mut tx = claiming(c, worker, lease, at)?;
+    // Lapsed leases end first: a dead worker's in-flight URLs are back before the frontier is
+    // read (else a crawl whose only URLs were in flight there would look finished).
+    expire(&mut tx, at)?;
+    let picked = tx.query(
+        &format!(
+            "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner
+             FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0 AND {MAY_HAVE}
+             ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3
+             FOR UPDATE OF d SKIP LOCKED"
+        ),
+        &[&worker, &at, &limit(n)],
+    )?;
+    let mut claimed = Vec::new();
+    let mut seen = HashSet::new();
+    let mut work = Vec::with_capacity(picked.len());
+    for r in &picked {
+        let (sid, owner): (i64, Option<String>) = (r.get(5), r.get(6));
+        if owner.as_deref() != Some(worker) && seen.insert(sid) {
+            claimed.push((sid, owner.is_some()));
+        }
+        work.push(Work {
+            oid: PageId::from_raw(r.get(0)),
+            url: r.get(1),
+            depth: r.get(2),
+            score: r.get(3),
+            tries: r.get(4),
+            revisit: false,
+        });
+    }
+    claim(&mut tx, worker, &claimed)?;
+    let oids: Vec<i64> = work.iter().map(|w| w.oid.raw()).collect();
+    tx.execute(
+        "UPDATE doc SET status = $1 WHERE oid = ANY($2)",
+        &[&DocStatus::InFlight.code(), &oids],
+    )?;
+    tx.execute(
+        "UPDATE worker SET checked_out = checked_out + $2 WHERE name = $1",
+        &[&worker, &(work.len() as i64)],
+    )?;
+    tx.commit()?;
+    Ok(work)
+}
+
+/// Claims up to `n` hosts with frontier URLs that `worker` may take, in order of their best
+/// pending URL; returns their names.
+pub(super) fn claim_hosts(
+    c: &mut Conn,
+    worker: &str,
+    n: usize,
+    lease: Duration,
+) -> Result<Vec<String>> {
+    let at = now();
+    let mut tx = claiming(c, worker, lease, at)?;
+    let best = tx.query(
+        &format!(
+            "SELECT sid, host, lease_owner FROM (
+               SELECT DISTINCT ON (d.sid) d.sid, s.host, s.lease_owner, d.num_tries,
+                 d.relevance, d.priority, d.rnd
+               FROM doc d JOIN server s ON s.sid = d.sid
+               WHERE d.status = 0 AND {MAY_HAVE} AND s.lease_owner IS DISTINCT FROM $1
+               ORDER BY d.sid, d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd) b
+             ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT $3"
+        ),
+        &[&worker, &at, &limit(n)],
+    )?;
+    let claimed: Vec<(i64, bool)> = (best.iter())
+        .map(|r| (r.get(0), r.get::<_, Option<String>>(2).is_some()))
+        .collect();
+    claim(&mut tx, worker, &claimed)?;
+    tx.commit()?;
+    Ok(best.iter().map(|r| r.get(1)).collect())
+}
+
+/// Extends `worker`'s lease and ends others' lapsed leases; returns the hosts it holds.
+pub(super) fn renew(c: &mut Conn, worker: &str, lease: Duration) -> Result<usize> {
+    let at = now();
+    let mut tx = claiming(c, worker, lease, at)?;
+    expire(&mut tx, at)?;
+    let held: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM server WHERE lease_owner = $1",
+            &[&worker],
+        )?
+        .get(0);
+    tx.commit()?;
+    Ok(usize::try_from(held).unwrap_or(0))
+}
+
+/// Gives `hosts` back: they are free, and `worker`'s in-flight URLs of them return.
+pub(super) fn release_hosts(c: &mut Conn, worker: &str, hosts: &[String]) -> Result<()> {
+    let mut tx = c.transaction()?;
+    tx.execute(
+        "UPDATE doc SET status = $3 WHERE status = $4 AND sid IN (
+           SELECT sid FROM server WHERE host = ANY($2) AND lease_owner = $1)",
+        &[
+            &worker,
+            &hosts,
+            &DocStatus::Unvisited.code(),
+            &DocStatus::InFlight.code(),
+        ],
+    )?;
+    tx.execute(
+        "UPDATE server SET lease_owner = NULL WHERE host = ANY($2) AND lease_owner = $1",
+        &[&worker, &hosts],
+    )?;
+    Ok(tx.commit()?)
+}
+
+/// Ends lapsed leases; returns how many in-flight URLs came back to the frontier.
+pub(super) fn expire_leases(c: &mut Conn) -> Result<usize> {
+    let mut tx = c.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CLAIM_LOCK])?;
+    let n = expire(&mut tx, now())?;
+    tx.commit()?;
+    Ok(n)
+}
+
+/// Ends the leases of workers whose lease ran out before `at`.
+fn expire(tx: &mut Transaction<'_>, at: f64) -> Result<usize> {
+    const LAPSED: &str = "lease_owner IS NOT NULL
+        AND lease_owner NOT IN (SELECT name FROM worker WHERE lease_until >= $1)";
+    let back = tx.execute(
+        &format!(
+            "UPDATE doc SET status = $2 WHERE status = $3
+             AND sid IN (SELECT sid FROM server WHERE {LAPSED})"
+        ),
+        &[
+            &at,
+            &DocStatus::Unvisited.code(),
+            &DocStatus::InFlight.code(),
+        ],
+    )?;
+    tx.execute(
+        &format!("UPDATE server SET lease_owner = NULL WHERE {LAPSED}"),
+        &[&at],
+    )?;
+    tx.execute("DELETE FROM worker WHERE lease_until < $1", &[&at])?;
+    Ok(rows(back))
+}
+
+/// The hosts `worker` holds, by name.
+pub(super) fn held_hosts(c: &mut Conn, worker: &str) -> Result<Vec<String>> {
+    let rows = c.query(
+        "SELECT host FROM server WHERE lease_owner = $1 ORDER BY host",
+        &[&worker],
+    )?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}

@@ -1,0 +1,127 @@
+//! Many worker processes share one crawl on a real PostgreSQL server (scripts/pg-cluster.sh;
+//! `FORAGER_TEST_PG`): three `forager crawl --db postgres://...` processes crawl the generated
+//! web and one is killed with SIGKILL mid-crawl. Its hosts stay leased to it until its lease
+//! lapses (made to lapse here rather than waited for), then a fourth run takes them over:
+//! nothing fetched is lost and the pages fetched are the one-process crawl's.
+
+use forager::store::postgres::{testing, PgStore};
+use forager::store::CrawlDb;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{forager, run, tmp};
+
+/// The calendar spider trap's host: the per-host cap stops it, at pages that depend on fetch
+/// order, so it is left out of the comparison.
+const TRAP: &str = "http://events-calendar.test/";
+
+/// `forager crawl` of the astronomy task of `web` into `db`, to the end of the web.
+fn crawl(web: &Path, db: &str) -> Command {
+    let mut c = forager();
+    c.args([
+        "crawl",
+        "--task",
+        "astronomy",
+        "--max-pages-per-host",
+        "100",
+    ])
+    .args(["--concurrency", "8", "--web"])
+    .arg(web)
+    .args(["--db", db]);
+    c
+}
+
+/// The fetched URLs, the trap's left out.
+fn without_trap(urls: Vec<String>) -> BTreeSet<String> {
+    urls.into_iter().filter(|u| !u.starts_with(TRAP)).collect()
+}
+
+#[test]
+fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expiry() {
+    let Some(server) = testing::server() else {
+        return;
+    };
+    let dir = tmp("postgres-workers");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let reference = dir.join("one.db");
+    run(&mut crawl(&web, reference.to_str().unwrap()));
+    let want = without_trap(
+        forager::store::Store::open(&reference)
+            .unwrap()
+            .fetched_urls()
+            .unwrap(),
+    );
+    assert!(want.len() > 1000, "the generated web: {}", want.len());
+
+    let db = testing::TestDb::create(&server, "workers");
+    let err = |i: usize| dir.join(format!("worker{i}.err"));
+    let mut workers: Vec<_> = (0..3)
+        .map(|i| {
+            crawl(&web, db.url())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(err(i)).unwrap())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let store = PgStore::open(db.url()).unwrap();
+    let t0 = Instant::now();
+    let doomed = workers[0].id();
+    // Killed once it has checked out work (it trains its model first).
+    let name = loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the worker does not crawl"
+        );
+        match testing::worker_of(db.url(), doomed) {
+            Some((name, n)) if n > 0 => break name,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    workers[0].kill().unwrap(); // SIGKILL: no release, no give-back
+    workers[0].wait().unwrap();
+    let at_kill = store.fetched().unwrap();
+    let (hosts, _, in_flight) = testing::held_by(db.url(), &name);
+    for (i, w) in workers.iter_mut().enumerate().skip(1) {
+        let ok = w.wait().unwrap().success();
+        assert!(
+            ok,
+            "worker {i}: {}",
+            std::fs::read_to_string(err(i)).unwrap()
+        );
+    }
+    // The survivors finished what they could reach; the dead worker's hosts wait for its lease.
+    let (still, left, stuck) = testing::held_by(db.url(), &name);
+    let before = store.fetched().unwrap();
+    testing::lapse_leases(db.url());
+    run(&mut crawl(&web, db.url()));
+    let log = store.fetched_urls().unwrap();
+    let got = without_trap(log.clone());
+    eprintln!(
+        "killed with {at_kill} pages fetched in all, holding {hosts} hosts and {in_flight} URLs \
+         in flight; the survivors stopped at {before} pages, the dead worker's {still} hosts \
+         still leased with {left} frontier and {stuck} in-flight URLs; after its lease lapsed \
+         a new run ended at {} pages",
+        log.len()
+    );
+    assert_eq!(still, hosts, "a live lease was taken over");
+    assert!(
+        hosts > 0 && left + stuck > 0,
+        "the killed worker held nothing left to crawl"
+    );
+    let missing: Vec<_> = want.difference(&got).take(5).collect();
+    let extra: Vec<_> = got.difference(&want).take(5).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{} vs {} pages; not fetched {missing:?}; fetched only here {extra:?}",
+        got.len(),
+        want.len()
+    );
+    assert_eq!(store.frontier_len().unwrap(), 0);
+    assert_eq!(testing::in_flight(db.url()), 0, "a URL left in flight");
+    let _ = std::fs::remove_dir_all(&dir);
+}
