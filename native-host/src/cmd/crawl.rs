@@ -166,17 +166,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
     }
     let mut store = forager::store::open(&locator)?;
     let mut model = model_of(&a, given, web.as_ref(), task.as_ref(), &*store)?;
-    let mut seeds: Vec<String> = a.seed.clone();
-    if let Some(t) = &task {
-        seeds.extend(t.seeds.iter().cloned());
-    }
-    let start = forager::crawl::Start {
-        seeds: (seeds.iter().map(|s| forager::canon::seed(s)))
-            .collect::<Result<_, _>>()
-            .map_err(anyhow::Error::msg)?,
-        more_from: Vec::new(),
-        retry_failed: a.retry_failed,
-    };
+    let start = start_of(&a, task.as_ref())?;
     let prepared = forager::crawl::prepare(&mut store, &model, &start)?;
     if a.retry_failed {
         eprintln!("{} failed URLs back in the frontier", prepared.retried);
@@ -229,6 +219,21 @@ pub(crate) fn run(a: Args) -> Result<()> {
             s.shutdown().await;
         }
         anyhow::Ok(())
+    })
+}
+
+/// The crawl's start: `--seed` URLs and the task's seeds, canonical, and whether failed URLs go back.
+fn start_of(a: &Args, task: Option<&forager::miniweb::Task>) -> Result<forager::crawl::Start> {
+    let mut seeds: Vec<String> = a.seed.clone();
+    if let Some(t) = task {
+        seeds.extend(t.seeds.iter().cloned());
+    }
+    Ok(forager::crawl::Start {
+        seeds: (seeds.iter().map(|s| forager::canon::seed(s)))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?,
+        more_from: Vec::new(),
+        retry_failed: a.retry_failed,
     })
 }
 
