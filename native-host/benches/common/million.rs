@@ -34,6 +34,9 @@ pub struct Report {
     pub db_bytes: u64,
     /// Pages per second in each window of fetched pages.
     pub windows: Vec<f64>,
+    /// Pages per second of the crawler's own CPU time (user + system) in each window: the
+    /// crawl's cost, whatever else the machine runs.
+    pub cpu_windows: Vec<f64>,
     /// Checkout latency at the end: median and worst of 20 checkouts of 64, in ms.
     pub checkout_ms: (f64, f64),
     /// The crawler's last line.
@@ -85,6 +88,16 @@ impl std::fmt::Display for Report {
             "  pages/s in {WINDOWS} windows: {}; last/first {:.2}",
             w.join(" "),
             self.last_over_first()
+        )?;
+        let c: Vec<String> = self.cpu_windows.iter().map(|x| format!("{x:.0}")).collect();
+        let cpu_ratio = match (self.cpu_windows.first(), self.cpu_windows.last()) {
+            (Some(f), Some(l)) if *f > 0.0 => l / f,
+            _ => f64::NAN,
+        };
+        writeln!(
+            f,
+            "  pages per crawler CPU second in {WINDOWS} windows: {}; last/first {cpu_ratio:.2}",
+            c.join(" ")
         )?;
         write!(
             f,
@@ -165,14 +178,22 @@ fn crawl(model: &Path, proxy: &str, db: &Path, seeds: &[String], pages: u64) -> 
     let pid = child.id();
     let stderr = child.stderr.take().unwrap();
     let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    // (elapsed s, fetched, resident MB) at each progress line.
-    let mut samples: Vec<(f64, u64, u64)> = vec![(0.0, 0, 0)];
+    let mut samples = vec![Sample::default()];
     for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&line.unwrap_or_default()) else {
             continue;
         };
-        let fetched = v["fetched"].as_u64().unwrap_or(0);
-        samples.push((t.elapsed().as_secs_f64(), fetched, rss_mb(pid)));
+        // The final line may come as the crawler exits: keep what was last seen then.
+        let last = samples[samples.len() - 1];
+        let (rss_mb, cpu) = Some(usage(pid))
+            .filter(|u| u.1 >= last.cpu)
+            .unwrap_or((last.rss_mb, last.cpu));
+        samples.push(Sample {
+            secs: t.elapsed().as_secs_f64(),
+            fetched: v["fetched"].as_u64().unwrap_or(0),
+            rss_mb,
+            cpu,
+        });
     }
     let status = child.wait().unwrap();
     let seconds = t.elapsed().as_secs_f64();
@@ -183,8 +204,8 @@ fn crawl(model: &Path, proxy: &str, db: &Path, seeds: &[String], pages: u64) -> 
         .and_then(|s| s.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
-    let fetched = samples.last().map_or(0, |s| s.1);
-    let (windows, rss_mb) = windows(&samples, fetched);
+    let fetched = samples.last().map_or(0, |s| s.fetched);
+    let w = windows(&samples, fetched);
     Report {
         fetched,
         frontier: 0,
@@ -192,52 +213,98 @@ fn crawl(model: &Path, proxy: &str, db: &Path, seeds: &[String], pages: u64) -> 
         links: 0,
         seconds,
         peak_rss_mb,
-        rss_mb,
+        rss_mb: w.iter().map(|w| w.rss_mb).collect(),
         db_bytes: 0,
-        windows,
+        windows: w.iter().map(|w| w.pages_per_sec).collect(),
+        cpu_windows: w.iter().map(|w| w.pages_per_cpu_sec).collect(),
         checkout_ms: (0.0, 0.0),
         last_line,
     }
 }
 
-/// Resident MB of process `pid` now (0 when it has gone).
-fn rss_mb(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    (s.lines())
+/// The crawler as seen at one progress line.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sample {
+    /// Seconds since the crawler started.
+    pub secs: f64,
+    /// Pages fetched.
+    pub fetched: u64,
+    /// Resident MB.
+    pub rss_mb: u64,
+    /// CPU seconds (user + system) spent by the crawler.
+    pub cpu: f64,
+}
+
+/// Resident MB and CPU seconds of process `pid` now (zeros when it has gone).
+fn usage(pid: u32) -> (u64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let rss = (status.lines())
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .unwrap_or(0)
-        >> 10
+        >> 10;
+    // /proc/PID/stat: utime and stime are fields 14 and 15, in USER_HZ (100 on Linux) ticks,
+    // counted after the command name's closing parenthesis (field 2).
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = (stat.rsplit_once(')').map_or("", |(_, r)| r))
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (rss, (ticks(11) + ticks(12)) / 100.0)
 }
 
-/// Pages/s in each of [`WINDOWS`] equal shares of `total` fetched pages (times interpolated
-/// between progress samples), and the resident MB at each window's end.
-pub fn windows(samples: &[(f64, u64, u64)], total: u64) -> (Vec<f64>, Vec<u64>) {
-    let at = |pages: f64| -> (f64, u64) {
-        let i = samples.partition_point(|s| (s.1 as f64) < pages);
+/// One window of the crawl.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    /// Pages per second.
+    pub pages_per_sec: f64,
+    /// Pages per second of the crawler's CPU time.
+    pub pages_per_cpu_sec: f64,
+    /// Resident MB at its end.
+    pub rss_mb: u64,
+}
+
+/// The crawl in [`WINDOWS`] equal shares of `total` fetched pages (times interpolated
+/// between progress samples).
+pub fn windows(samples: &[Sample], total: u64) -> Vec<Window> {
+    // (seconds, CPU seconds, resident MB) when `pages` pages were fetched.
+    let at = |pages: f64| -> (f64, f64, u64) {
+        let i = samples.partition_point(|s| (s.fetched as f64) < pages);
         match (
             i.checked_sub(1).and_then(|j| samples.get(j)),
             samples.get(i),
         ) {
-            (Some(a), Some(b)) if b.1 > a.1 => {
-                let f = (pages - a.1 as f64) / (b.1 - a.1) as f64;
-                (a.0 + f * (b.0 - a.0), b.2)
+            (Some(a), Some(b)) if b.fetched > a.fetched => {
+                let f = (pages - a.fetched as f64) / (b.fetched - a.fetched) as f64;
+                (
+                    a.secs + f * (b.secs - a.secs),
+                    a.cpu + f * (b.cpu - a.cpu),
+                    b.rss_mb,
+                )
             }
-            (_, Some(b)) => (b.0, b.2),
-            (Some(a), None) => (a.0, a.2),
-            (None, None) => (0.0, 0),
+            (_, Some(b)) => (b.secs, b.cpu, b.rss_mb),
+            (Some(a), None) => (a.secs, a.cpu, a.rss_mb),
+            (None, None) => (0.0, 0.0, 0),
         }
     };
     let share = total as f64 / WINDOWS as f64;
-    let mut rates = Vec::new();
-    let mut rss = Vec::new();
-    for w in 0..WINDOWS {
-        let (t0, _) = at(share * w as f64);
-        let (t1, r) = at(share * (w + 1) as f64);
-        rates.push(if t1 > t0 { share / (t1 - t0) } else { 0.0 });
-        rss.push(r);
-    }
-    (rates, rss)
+    let rate = |d: f64| if d > 0.0 { share / d } else { 0.0 };
+    (0..WINDOWS)
+        .map(|w| {
+            let (t0, c0, _) = at(share * w as f64);
+            let (t1, c1, rss_mb) = at(share * (w + 1) as f64);
+            Window {
+                pages_per_sec: rate(t1 - t0),
+                pages_per_cpu_sec: rate(c1 - c0),
+                rss_mb,
+            }
+        })
+        .collect()
 }
 
 /// Fills in the counts of URLs, frontier and links from the database.
