@@ -1,6 +1,8 @@
 //! Helpers shared by the benches and the FOLDOC quality test (`tests/reference.rs`).
 #![allow(dead_code)]
 
+pub mod million;
+
 use std::path::{Path, PathBuf};
 
 /// The repository root.

@@ -4,7 +4,6 @@
 //! the host's URLs are retried later (the RFC's "unreachable" rule).
 
 use crate::fetch::{FetchError, Fetcher};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use texting_robots::Robot;
@@ -76,12 +75,29 @@ pub fn name_not_known(chain: &str) -> bool {
     .any(|m| chain.contains(m))
 }
 
-/// Per-host robots.txt cache shared by all fetch workers.
-#[derive(Clone, Default)]
+/// Hosts whose robots.txt is kept at most (parsed rules can take kilobytes each); a host
+/// evicted meanwhile has its robots.txt fetched again when next needed.
+pub const ROBOTS_HOSTS: usize = 1 << 13;
+
+/// The bounded per-host robots.txt cache shared by all fetch workers.
+type HostRules = quick_cache::unsync::Cache<String, Arc<OnceCell<Entry>>>;
+
+/// Per-host robots.txt cache shared by all fetch workers, bounded to [`ROBOTS_HOSTS`] hosts.
+#[derive(Clone)]
 pub struct RobotsCache {
-    hosts: Arc<Mutex<HashMap<String, Arc<OnceCell<Entry>>>>>,
+    hosts: Arc<Mutex<HostRules>>,
     agent: String,
     unavailable_for: Duration,
+}
+
+impl Default for RobotsCache {
+    fn default() -> Self {
+        RobotsCache {
+            hosts: Arc::new(Mutex::new(HostRules::new(ROBOTS_HOSTS))),
+            agent: String::new(),
+            unavailable_for: Duration::ZERO,
+        }
+    }
 }
 
 /// The product token Forager's crawler obeys robots.txt groups for.
@@ -98,10 +114,16 @@ impl RobotsCache {
     /// An empty cache matching rules for `agent` (the product token, e.g. `Forager`).
     pub fn new(agent: &str) -> Self {
         RobotsCache {
-            hosts: Arc::default(),
             agent: agent.to_owned(),
             unavailable_for: UNAVAILABLE_FOR,
+            ..RobotsCache::default()
         }
+    }
+
+    /// Keeps at most `hosts` hosts' robots.txt (instead of [`ROBOTS_HOSTS`]).
+    pub fn with_capacity(mut self, hosts: usize) -> Self {
+        self.hosts = Arc::new(Mutex::new(HostRules::new(hosts.max(1))));
+        self
     }
 
     /// Asks an unavailable robots.txt again after `d` (the crawl's host backoff, so that a
@@ -116,7 +138,12 @@ impl RobotsCache {
         let origin = url.origin().ascii_serialization();
         let cell = {
             let mut map = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-            let cell = map.entry(origin.clone()).or_default().clone();
+            let known = map.get(origin.as_str()).cloned();
+            let cell = known.unwrap_or_else(|| {
+                let fresh = Arc::new(OnceCell::new());
+                map.insert(origin.clone(), fresh.clone());
+                fresh
+            });
             if cell.get().is_some_and(|e| Instant::now() >= e.until) {
                 let fresh = Arc::new(OnceCell::new());
                 map.insert(origin.clone(), fresh.clone());
@@ -186,5 +213,68 @@ impl RobotsCache {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A forward proxy on loopback that answers every request 404 and counts them.
+    async fn counting_proxy() -> (String, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let n = Arc::new(AtomicUsize::new(0));
+        let count = n.clone();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut buf = vec![0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let _ = s
+                    .write_all(
+                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    )
+                    .await;
+            }
+        });
+        (url, n)
+    }
+
+    #[tokio::test]
+    async fn the_cache_keeps_a_bounded_number_of_hosts_and_asks_evicted_ones_again() {
+        let (proxy, asked) = counting_proxy().await;
+        let fetcher = Fetcher::new(crate::fetch::FetchConfig {
+            proxy: Some(proxy),
+            ..Default::default()
+        })
+        .unwrap();
+        let robots = RobotsCache::new(AGENT).with_capacity(4);
+        let url = |h: usize| url::Url::parse(&format!("http://h{h}.test/page")).unwrap();
+        for h in 0..40 {
+            assert!(matches!(
+                robots.check(&fetcher, &url(h)).await,
+                Verdict::Allowed(None)
+            ));
+            // A host just seen is answered from the cache.
+            assert!(matches!(
+                robots.check(&fetcher, &url(h)).await,
+                Verdict::Allowed(None)
+            ));
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 40);
+        let held = robots.hosts.lock().unwrap().len();
+        assert!(held <= 8, "{held} hosts held");
+        for h in 0..40 {
+            robots.check(&fetcher, &url(h)).await;
+        }
+        // Most hosts were evicted: their robots.txt is fetched again.
+        assert!(
+            asked.load(Ordering::SeqCst) >= 70,
+            "{}",
+            asked.load(Ordering::SeqCst)
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! file, 502 for an unknown host. Absolute-form (proxy) and origin-form requests both work.
 
 use crate::miniweb::{MiniWeb, Store};
+use crate::synthweb::procedural::ProceduralWeb;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -73,10 +74,22 @@ impl Web {
             Store::Memory(_) => self.hosts.contains(host),
         }
     }
+}
 
-    fn answer(&self, req: &Request<Incoming>) -> Response<Full<Bytes>> {
-        let uri = req.uri();
-        let host = uri
+/// What a server answers from: files of a mini-web, or pages made on request.
+trait Answer: Send + Sync + 'static {
+    /// The response to `req`.
+    fn answer(&self, req: &Request<Incoming>) -> Response<Full<Bytes>>;
+}
+
+/// The lower-cased host a request names (absolute form or Host header), when it is a GET or
+/// HEAD (None: answer [`not_get`]).
+fn request_host(req: &Request<Incoming>) -> Option<String> {
+    if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
+        return None;
+    }
+    Some(
+        req.uri()
             .host()
             .map(str::to_owned)
             .or_else(|| {
@@ -86,10 +99,36 @@ impl Web {
                     .map(|h| h.split(':').next().unwrap_or("").to_owned())
             })
             .unwrap_or_default()
-            .to_ascii_lowercase();
-        if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
-            return reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
+            .to_ascii_lowercase(),
+    )
+}
+
+/// The answer to a request other than GET or HEAD.
+fn not_get() -> Response<Full<Bytes>> {
+    reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n")
+}
+
+impl Answer for ProceduralWeb {
+    fn answer(&self, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+        let Some(host) = request_host(req) else {
+            return not_get();
+        };
+        if self.topic_of_host(&host).is_none() {
+            return reply(StatusCode::BAD_GATEWAY, "text/plain", "unknown host\n");
         }
+        match self.page(&host, req.uri().path()) {
+            Some(html) => reply(StatusCode::OK, "text/html; charset=utf-8", html),
+            None => reply(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+        }
+    }
+}
+
+impl Answer for Web {
+    fn answer(&self, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+        let uri = req.uri();
+        let Some(host) = request_host(req) else {
+            return not_get();
+        };
         if !self.host_known(&host) {
             return reply(StatusCode::BAD_GATEWAY, "text/plain", "unknown host\n");
         }
@@ -126,7 +165,16 @@ pub async fn start(web: MiniWeb, addr: SocketAddr) -> std::io::Result<Server> {
             .collect(),
         Store::Dir => HashSet::new(),
     };
-    let web = Arc::new(Web { web, hosts });
+    listen(Arc::new(Web { web, hosts }), addr).await
+}
+
+/// Starts serving the procedural web `web` on `addr` (port 0 picks a free port).
+pub async fn start_procedural(web: ProceduralWeb, addr: SocketAddr) -> std::io::Result<Server> {
+    listen(Arc::new(web), addr).await
+}
+
+/// Answers from `web` on `addr` until shut down.
+async fn listen(web: Arc<dyn Answer>, addr: SocketAddr) -> std::io::Result<Server> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let (stop, mut stopped) = watch::channel(false);
@@ -201,6 +249,28 @@ mod tests {
             .await
             .unwrap();
         assert!(trap.text().await.unwrap().contains("/calendar/2025/1"));
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn serves_a_procedural_web_through_a_proxy() {
+        let web = ProceduralWeb::new(3, 10);
+        let server = start_procedural(web.clone(), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let client = reqwest::Client::builder()
+            .proxy(reqwest::Proxy::all(server.proxy_url()).unwrap())
+            .build()
+            .unwrap();
+        let get = |u: &str| client.get(u.to_owned()).send();
+        let ok = get("http://cooking4.gen.test/p77.html").await.unwrap();
+        assert_eq!(ok.status(), 200);
+        let body = ok.text().await.unwrap();
+        assert_eq!(Some(body), web.page("cooking4.gen.test", "/p77.html"));
+        let missing = get("http://cooking4.gen.test/robots.txt").await.unwrap();
+        assert_eq!(missing.status(), 404);
+        let dead = get("http://cooking10.gen.test/").await.unwrap();
+        assert_eq!(dead.status(), 502);
         server.shutdown().await;
     }
 }

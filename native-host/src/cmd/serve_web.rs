@@ -16,11 +16,31 @@ pub(crate) struct Args {
     /// Sites of the generated web (when no WEB is given); 40 pages each.
     #[arg(long, default_value_t = forager::synthweb::SynthConfig::default().sites)]
     sites: usize,
+    /// Serve a generated web made on request from each URL, needing no memory or disk for its
+    /// pages (`<topic><k>.gen.test`, --sites sites per topic): the million-page bench's web.
+    #[arg(long, conflicts_with = "web")]
+    procedural: bool,
+    /// Seed of the procedural web.
+    #[arg(long, default_value_t = 42, requires = "procedural")]
+    seed: u64,
 }
 
 /// Runs `forager serve-web`.
 pub(crate) fn run(args: Args) -> Result<()> {
-    let Args { web, port, sites } = args;
+    let Args {
+        web,
+        port,
+        sites,
+        procedural,
+        seed,
+    } = args;
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    if procedural {
+        let web = forager::synthweb::procedural::ProceduralWeb::new(seed, sites);
+        return runtime()?.block_on(async {
+            serve_until_ctrl_c(forager::serve::start_procedural(web, addr).await?).await
+        });
+    }
     let web = match web {
         Some(dir) => MiniWeb::open(&dir)?,
         None => {
@@ -31,14 +51,14 @@ pub(crate) fn run(args: Args) -> Result<()> {
             forager::synthweb::SynthWeb::generate(&cfg).web
         }
     };
-    runtime()?.block_on(async {
-        let server =
-            forager::serve::start(web, std::net::SocketAddr::from(([127, 0, 0, 1], port))).await?;
-        println!("{}", server.addr.port());
-        eprintln!("serving on {} (proxy); Ctrl-C stops", server.proxy_url());
-        tokio::signal::ctrl_c().await?;
-        server.shutdown().await;
-        anyhow::Ok(())
-    })?;
+    runtime()?.block_on(async { serve_until_ctrl_c(forager::serve::start(web, addr).await?).await })
+}
+
+/// Prints the port, serves until Ctrl-C, then stops.
+async fn serve_until_ctrl_c(server: forager::serve::Server) -> Result<()> {
+    println!("{}", server.addr.port());
+    eprintln!("serving on {} (proxy); Ctrl-C stops", server.proxy_url());
+    tokio::signal::ctrl_c().await?;
+    server.shutdown().await;
     Ok(())
 }

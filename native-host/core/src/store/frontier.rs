@@ -168,12 +168,15 @@ impl Store {
         )?)
     }
 
-    /// Number of frontier rows.
+    /// Number of frontier rows (a few seconds old when counting them is costly: see
+    /// `seen::FrontierCount`).
     pub fn frontier_len(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("SELECT count(*) FROM doc WHERE status = 0", [], |r| {
-                r.get(0)
-            })?)
+        self.caches.frontier.get(|| {
+            Ok(self
+                .conn
+                .query_row("SELECT count(*) FROM doc WHERE status = 0", [], |r| {
+                    r.get(0)
+                })?)
+        })
     }
 }

@@ -10,6 +10,7 @@
 mod generate;
 pub mod link_evidence;
 pub mod off_taxonomy;
+pub mod procedural;
 
 use crate::miniweb::MiniWeb;
 use rand::Rng;
