@@ -255,6 +255,7 @@ impl CrawlDb for PgStore {
     fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
         self.with(|c| {
             let mut tx = c.transaction()?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&record::RECORD_LOCK])?;
             let links: Vec<_> = seeds.iter().map(|s| (None, s)).collect();
             frontier::enqueue(&mut tx, &links, &mut Vec::new())?;
             Ok(tx.commit()?)

@@ -11,10 +11,16 @@ use crate::store::{
 use postgres::Transaction;
 use r2d2_postgres::postgres;
 
+/// The advisory lock key of recording a batch ("recd").
+pub(super) const RECORD_LOCK: i64 = 0x7265_6364;
+
 /// Records a batch of outcomes in one transaction; fetched pages get the next fetch sequence
 /// numbers, in batch order.
 pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
     let mut tx = c.transaction()?;
+    // One batch at a time across workers: batches lock shared rows (servers, link targets) in
+    // orders no sort can fix, and the server broke the resulting deadlocks by aborting them.
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RECORD_LOCK])?;
     let mut rec = Recorded::default();
     let mut found: Vec<Found<'_>> = Vec::new();
     for o in batch {
