@@ -69,25 +69,16 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
         })
         .collect();
     let store = PgStore::open(db.url()).unwrap();
-    let t0 = Instant::now();
-    let doomed = workers[0].id();
     // Killed once it has checked out work (it trains its model first).
-    let name = loop {
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "the worker does not crawl"
-        );
-        match testing::worker_of(db.url(), doomed) {
-            Some((name, n)) if n > 0 => break name,
-            _ => std::thread::sleep(Duration::from_millis(20)),
-        }
-    };
-    workers[0].kill().unwrap(); // SIGKILL: no release, no give-back
-    workers[0].wait().unwrap();
+    let (doomed, name) = first_holding_work(&workers, db.url());
+    let mut dead = workers.remove(doomed);
+    dead.kill().unwrap(); // SIGKILL: no release, no give-back
+    dead.wait().unwrap();
     let at_kill = store.fetched().unwrap();
     let (hosts, _, in_flight) = testing::held_by(db.url(), &name);
-    for (i, w) in workers.iter_mut().enumerate().skip(1) {
+    for (i, w) in workers.iter_mut().enumerate() {
         let ok = w.wait().unwrap().success();
+        let i = if i >= doomed { i + 1 } else { i }; // its stderr file's number
         assert!(
             ok,
             "worker {i}: {}",
@@ -124,4 +115,23 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
     assert_eq!(store.frontier_len().unwrap(), 0);
     assert_eq!(testing::in_flight(db.url()), 0, "a URL left in flight");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The first of `workers` to hold checked-out work, and its worker name. Which one gets work
+/// first is a race (one that starts late may find every host leased and end), so the test
+/// kills whichever holds work.
+fn first_holding_work(workers: &[std::process::Child], url: &str) -> (usize, String) {
+    let t0 = Instant::now();
+    loop {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no worker crawls");
+        let holding =
+            (workers.iter().enumerate()).find_map(|(i, w)| match testing::worker_of(url, w.id()) {
+                Some((name, n)) if n > 0 => Some((i, name)),
+                _ => None,
+            });
+        match holding {
+            Some(found) => return found,
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
 }
