@@ -145,13 +145,8 @@ fn mark_redirect_target(
         return Ok(());
     };
     let alias = NewUrl {
-        host: target.host_str().unwrap_or("").to_owned(),
-        url: target.to_string(),
         score: 0.0,
-        depth: 0,
-        via: None,
-        features: None,
-        weight: 1.0,
+        ..NewUrl::seed(&target)
     };
     enqueue(tx, &[(None, &alias)], instances)?;
     tx.execute(
