@@ -3,8 +3,9 @@
 //! RSS (the target is under 500 MB). Prints numbers; asserts only sanity.
 //! `HOSTILE_SKIP_CRAWL=1` prints the parse times only.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
+#[path = "../tests/common/http.rs"]
+mod http;
+
 use std::time::Instant;
 
 const SIZE: usize = 2 << 20;
@@ -43,50 +44,18 @@ fn shapes() -> Vec<(&'static str, String)> {
 
 /// Serves page `/pN` as shape N mod 6 (each also links to the next pages) until the end.
 fn serve(pages: Vec<String>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let pages = std::sync::Arc::new(pages);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let pages = pages.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut first = String::new();
-                    if reader.read_line(&mut first).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                            break;
-                        }
-                    }
-                    let n: usize = path.trim_start_matches("/p").parse().unwrap_or(0);
-                    let body = if path == "/robots.txt" {
-                        String::new()
-                    } else {
-                        let links: String = (1..=8)
-                            .map(|k| format!("<a href=\"/p{}\">next</a>", n * 8 + k))
-                            .collect();
-                        format!("<html><body>{links}{}", pages[n % pages.len()])
-                    };
-                    let head = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
-                        body.len()
-                    );
-                    if stream.write_all(head.as_bytes()).is_err()
-                        || stream.write_all(body.as_bytes()).is_err()
-                    {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    port
+    http::serve(move |path| {
+        let n: usize = path.trim_start_matches("/p").parse().unwrap_or(0);
+        let body = if path == "/robots.txt" {
+            String::new()
+        } else {
+            let links: String = (1..=8)
+                .map(|k| format!("<a href=\"/p{}\">next</a>", n * 8 + k))
+                .collect();
+            format!("<html><body>{links}{}", pages[n % pages.len()])
+        };
+        ("text/html", body)
+    })
 }
 
 fn main() {

@@ -1,8 +1,6 @@
 //! The crawl loop's pipeline (#27): a fetch waiting for its host's robots.txt holds no fetch
 //! slot, and `forager crawl --trace` prints where the crawl's time went, phase by phase.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,57 +10,23 @@ use common::{forager, run, tmp};
 /// A loopback site whose robots.txt answers after `robots_wait`, with a chain of pages
 /// /p0 -> /p1 -> ...; the time of every page request.
 fn serve(robots_wait: Duration) -> (u16, Arc<Mutex<Vec<Instant>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let hits: Arc<Mutex<Vec<Instant>>> = Arc::default();
     let seen = hits.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let seen = seen.clone();
-            std::thread::spawn(move || answer(stream, robots_wait, &seen));
+    let port = common::http::serve(move |path| {
+        if path == "/robots.txt" {
+            std::thread::sleep(robots_wait);
+            return ("text/plain", "User-agent: *\nAllow: /\n".to_owned());
         }
+        seen.lock().unwrap().push(Instant::now());
+        let n: u32 = path.trim_start_matches("/p").parse().unwrap_or(0);
+        let body = format!(
+            "<html><head><title>p{n}</title></head><body>astronomy telescope galaxy \
+             <a href=\"/p{}\">next</a></body></html>",
+            n + 1
+        );
+        ("text/html", body)
     });
     (port, hits)
-}
-
-/// Answers one connection's requests until it closes.
-fn answer(stream: std::net::TcpStream, robots_wait: Duration, seen: &Mutex<Vec<Instant>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut stream = stream;
-    loop {
-        let mut first = String::new();
-        if reader.read_line(&mut first).unwrap_or(0) == 0 {
-            return;
-        }
-        let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                break;
-            }
-        }
-        let (kind, body) = if path == "/robots.txt" {
-            std::thread::sleep(robots_wait);
-            ("text/plain", "User-agent: *\nAllow: /\n".to_owned())
-        } else {
-            seen.lock().unwrap().push(Instant::now());
-            let n: u32 = path.trim_start_matches("/p").parse().unwrap_or(0);
-            let body = format!(
-                "<html><head><title>p{n}</title></head><body>astronomy telescope galaxy \
-                 <a href=\"/p{}\">next</a></body></html>",
-                n + 1
-            );
-            ("text/html", body)
-        };
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        if stream.write_all(head.as_bytes()).is_err() || stream.write_all(body.as_bytes()).is_err()
-        {
-            return;
-        }
-    }
 }
 
 /// A crawl of one fetch at a time from the first pages of `ports`, for `secs` seconds.

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 pub mod host;
+pub mod http;
 
 /// The `forager` binary under test.
 pub fn forager() -> Command {
