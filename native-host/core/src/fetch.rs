@@ -194,6 +194,9 @@ pub trait HopGate: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<(), FetchError>> + Send + 'a>>;
 }
 
+/// Hosts whose connection slots are kept before the idle ones are forgotten.
+const HOST_SLOTS: usize = 4096;
+
 /// An HTTP client shared by all fetch workers.
 #[derive(Clone, Debug)]
 pub struct Fetcher {
@@ -293,6 +296,10 @@ impl Fetcher {
     /// The connection slots of `host` (at most `per_host_connections` at once).
     fn host_slot(&self, host: &str) -> Arc<Semaphore> {
         let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        if hosts.len() >= HOST_SLOTS && !hosts.contains_key(host) {
+            // Slots no fetch holds or waits for are all free: forgetting them changes nothing.
+            hosts.retain(|_, s| Arc::strong_count(s) > 1);
+        }
         hosts
             .entry(host.to_owned())
             .or_insert_with(|| Arc::new(Semaphore::new(self.config.per_host_connections.max(1))))
@@ -423,6 +430,22 @@ fn net_err(e: reqwest::Error, proxied: bool) -> FetchError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idle_hosts_connection_slots_are_forgotten_busy_ones_kept() {
+        let f = Fetcher::new(FetchConfig::default()).unwrap();
+        let busy = f.host_slot("busy.test");
+        let _permit = busy.clone().try_acquire_owned().unwrap();
+        for i in 0..100_000 {
+            f.host_slot(&format!("h{i}.test"));
+        }
+        let kept = f.hosts.lock().unwrap().len();
+        assert!(kept <= HOST_SLOTS, "{kept} hosts kept");
+        let again = f.host_slot("busy.test");
+        assert!(Arc::ptr_eq(&busy, &again), "a slot in use is kept");
+        let per_host = FetchConfig::default().per_host_connections;
+        assert_eq!(again.available_permits(), per_host - 1);
+    }
 
     #[test]
     fn decodes_by_header_then_meta_then_utf8() {

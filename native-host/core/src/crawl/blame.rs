@@ -49,6 +49,12 @@ pub enum Fault {
     Crawler,
 }
 
+/// Hosts whose backoff state blame keeps at most. Past it, hosts with nothing to remember
+/// but a success are forgotten first, then those not backing off now (a forgotten host that
+/// fails again starts its backoffs anew, its URLs' tries intact), so a crawl of a hundred
+/// thousand hosts holds a few MB here, not tens.
+pub const MAX_HOSTS: usize = 1 << 14;
+
 /// The policy's parameters.
 #[derive(Clone, Copy, Debug)]
 pub struct BlameParams {
@@ -143,6 +149,7 @@ impl Blame {
 
     /// A fetch of `host` succeeded (any HTTP answer counts): the host and the crawler work.
     pub fn success(&mut self, host: &str) {
+        self.make_room(host, Instant::now());
         self.hosts.insert(
             host.to_owned(),
             Backoff {
@@ -175,6 +182,7 @@ impl Blame {
             return Fault::Url;
         }
         self.push(host, cause.network());
+        self.make_room(host, now);
         if cause.network() {
             self.hosts.entry(host.to_owned()).or_default().unreachable = true;
         }
@@ -245,6 +253,31 @@ impl Blame {
     /// Hosts backing off now.
     pub fn hosts_waiting(&self, now: Instant) -> usize {
         self.hosts.values().filter(|b| b.waiting(now)).count()
+    }
+
+    /// Hosts whose state is kept now (at most [`MAX_HOSTS`]).
+    pub fn hosts_kept(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Before `host` is added: when [`MAX_HOSTS`] are kept, forgets those that only
+    /// answered, then if need be all but the latest-ending backoffs, down to three quarters.
+    fn make_room(&mut self, host: &str, now: Instant) {
+        if self.hosts.len() < MAX_HOSTS || self.hosts.contains_key(host) {
+            return;
+        }
+        let keep = MAX_HOSTS * 3 / 4;
+        self.hosts
+            .retain(|_, b| b.strikes > 0 || b.unreachable || b.waiting(now));
+        if self.hosts.len() > keep {
+            self.hosts.retain(|_, b| b.waiting(now));
+        }
+        if self.hosts.len() > keep {
+            let mut ends: Vec<Instant> = self.hosts.values().filter_map(|b| b.until).collect();
+            ends.sort_unstable();
+            let cut = ends[ends.len() - keep];
+            self.hosts.retain(|_, b| b.until.is_some_and(|u| u >= cut));
+        }
     }
 
     fn crawler_fails(&mut self, why: String, now: Instant) {
@@ -406,6 +439,36 @@ mod tests {
         // Two in a row: the host is slow.
         assert_eq!(b.failure("h", &Cause::Timeout, t), Fault::Host);
         assert!(b.host_wait("h", t).is_some());
+    }
+
+    #[test]
+    fn a_hundred_thousand_hosts_keep_the_backoffs_that_matter_in_bounded_memory() {
+        let mut b = Blame::new(params());
+        let t = Instant::now();
+        // A host backing off, then 100k hosts that answer, some of them failing once.
+        assert_eq!(b.failure("slow", &Cause::RobotsUnavailable, t), Fault::Host);
+        let mut most = 0;
+        for i in 0..100_000 {
+            let h = format!("h{i}");
+            b.success(&h);
+            if i % 10 == 0 {
+                b.failure(&h, &Cause::RobotsUnavailable, t);
+            }
+            most = most.max(b.hosts_kept());
+        }
+        assert!(most <= MAX_HOSTS, "{most} hosts kept");
+        // The backoffs running now are kept over hosts that only answered.
+        assert_eq!(b.host_wait("slow", t), Some(t + Duration::from_secs(10)));
+        assert!(b.host_wait("h99990", t).is_some());
+        // 100k hosts all backing off at once: the latest-ending are kept, still bounded.
+        let mut b = Blame::new(params());
+        for i in 0..100_000u64 {
+            let at = t + Duration::from_micros(i);
+            b.failure(&format!("f{i}"), &Cause::RobotsUnavailable, at);
+            most = most.max(b.hosts_kept());
+        }
+        assert!(most <= MAX_HOSTS, "{most} hosts kept");
+        assert!(b.host_wait("f99999", t).is_some());
     }
 
     #[test]

@@ -159,12 +159,29 @@ async fn polite_wait(sh: &Shared, host: &str, extra: Duration) {
     }
     let wait = {
         let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        let slot = slots.get(host).copied().unwrap_or(now).max(now);
-        slots.insert(host.to_owned(), slot + gap);
-        slot - now
+        take_slot(&mut slots, host, gap, Instant::now())
     };
     tokio::time::sleep(wait).await;
+}
+
+/// Politeness slots kept before those already past are forgotten.
+const POLITE_SLOTS: usize = 4096;
+
+/// Takes `host`'s next politeness slot at `now`, the next one `gap` later; returns the wait.
+/// Past slots are forgotten when many are kept (a past slot is no wait), so the map holds the
+/// hosts fetched in the last `gap` or so, not every host of the crawl.
+fn take_slot(
+    slots: &mut HashMap<String, Instant>,
+    host: &str,
+    gap: Duration,
+    now: Instant,
+) -> Duration {
+    let slot = slots.get(host).copied().unwrap_or(now).max(now);
+    if slots.len() >= POLITE_SLOTS && !slots.contains_key(host) {
+        slots.retain(|_, at| *at > now);
+    }
+    slots.insert(host.to_owned(), slot + gap);
+    slot - now
 }
 
 /// What a fetch attempt ends with: the outcome, whether the host answered, and whose fault a
@@ -397,5 +414,29 @@ fn analyse(sh: &Shared, resp: Fetched, url: url::Url, w: &Work) -> Outcome {
         links,
         rejects,
         revisit: false,
+    }
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+
+    #[test]
+    fn politeness_slots_of_a_hundred_thousand_hosts_stay_bounded_and_keep_the_gap() {
+        let (mut slots, t0, gap) = (HashMap::new(), Instant::now(), Duration::from_secs(1));
+        let mut most = 0;
+        for i in 0..100_000u64 {
+            let now = t0 + Duration::from_millis(i);
+            assert_eq!(
+                take_slot(&mut slots, &format!("h{i}"), gap, now),
+                Duration::ZERO
+            );
+            most = most.max(slots.len());
+        }
+        assert!(most <= POLITE_SLOTS, "{most} slots kept");
+        // A host fetched within its gap still waits for the rest of it.
+        let now = t0 + Duration::from_millis(100_000);
+        let wait = take_slot(&mut slots, "h99999", gap, now);
+        assert_eq!(wait, Duration::from_millis(999));
     }
 }
