@@ -3,11 +3,63 @@
 
 use super::*;
 
-/// Counters and alarms of the crawl database, when there is one.
+/// Counters and alarms of the crawl database, when there is one (counted again only when
+/// its files changed: see [`Counted`]).
 pub(super) fn db_progress(paths: &HostPaths) -> Option<Progress> {
-    if !paths.db().exists() {
-        return None;
+    static COUNTED: Counted = Counted::new();
+    COUNTED.progress(paths)
+}
+
+/// The size and modification time of a database's files (the database and its WAL).
+type Stamp = [(u64, Option<std::time::SystemTime>); 2];
+
+fn stamp(db: &std::path::Path) -> Stamp {
+    let of = |p: PathBuf| std::fs::metadata(p).map_or((0, None), |m| (m.len(), m.modified().ok()));
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    [of(db.to_path_buf()), of(PathBuf::from(wal))]
+}
+
+/// The crawl database's counters as last counted, reused while its files are unchanged:
+/// counting reads every row (seconds at millions of URLs), and the browser asks for the
+/// status of an idle crawl often.
+pub(super) struct Counted {
+    last: Mutex<Option<(PathBuf, Stamp, Progress)>>,
+    /// Times the database was counted.
+    counts: std::sync::atomic::AtomicU64,
+}
+
+impl Counted {
+    /// Nothing counted yet.
+    pub(super) const fn new() -> Self {
+        Counted {
+            last: Mutex::new(None),
+            counts: std::sync::atomic::AtomicU64::new(0),
+        }
     }
+
+    /// The counters and alarms of the database at `paths`, counted if it changed since.
+    pub(super) fn progress(&self, paths: &HostPaths) -> Option<Progress> {
+        let db = paths.db();
+        if !db.exists() {
+            return None;
+        }
+        // Stamped before counting: a write meanwhile makes the next call count again.
+        let now = stamp(&db);
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, p)) = (last.as_ref()).filter(|(d, s, _)| *d == db && *s == now) {
+            return Some(p.clone());
+        }
+        let p = count(paths)?;
+        self.counts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        *last = Some((db, now, p.clone()));
+        Some(p)
+    }
+}
+
+/// Counts the database's URLs and reads its relevance history.
+fn count(paths: &HostPaths) -> Option<Progress> {
     let ro = read_only(paths).ok()?;
     let db = &*ro;
     let counts = db.counts().ok()?;
@@ -220,5 +272,47 @@ pub(super) async fn pump_events(
             forward(&p, &o, &mut c, ev);
         })
         .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{DocStatus, NewUrl, Outcome};
+
+    #[test]
+    fn an_idle_database_is_counted_once_and_again_when_it_changes() {
+        let dir = std::env::temp_dir().join(format!("forager-counted-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let paths = HostPaths { dir: dir.clone() };
+        let counted = Counted::new();
+        assert!(counted.progress(&paths).is_none(), "no database yet");
+        let mut store = Store::open(&paths.db()).unwrap();
+        let seeds: Vec<NewUrl> = (0..5)
+            .map(|i| NewUrl::seed(&url::Url::parse(&format!("http://p{i}.test/")).unwrap()))
+            .collect();
+        store.add_seeds(&seeds).unwrap();
+        let work = store.checkout(10).unwrap();
+        let fetched = |i: usize| Outcome {
+            oid: work[i].oid,
+            status: DocStatus::Fetched,
+            relevance: 0.5,
+            ..Outcome::default()
+        };
+        store.record(&[fetched(0), fetched(1)]).unwrap();
+        let times = || counted.counts.load(std::sync::atomic::Ordering::Relaxed);
+        let p = counted.progress(&paths).unwrap();
+        assert_eq!((p.fetched, times()), (2, 1));
+        for _ in 0..3 {
+            assert_eq!(counted.progress(&paths).unwrap().fetched, 2);
+        }
+        assert_eq!(times(), 1, "an unchanged database is not counted again");
+        // The crawl (here, another connection) records more: counted again, the new figures.
+        store.record(&[fetched(2), fetched(3), fetched(4)]).unwrap();
+        let p = counted.progress(&paths).unwrap();
+        assert_eq!((p.fetched, times()), (5, 2));
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
