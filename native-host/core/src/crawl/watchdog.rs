@@ -1,35 +1,35 @@
 //! The crawl loop as the paper's watchdog (focused-crawling-1999 §4): it checks work out of
 //! the frontier, hands it to fetch workers and records what comes back, in named steps —
 //! `checkpoint` (stop conditions), `checkout`, `collect`, `flush` (record, then `retrain`,
-//! `rejudge`, `learn_background`, `distill`), `report` and `finish`.
+//! `rejudge`, `learn_background`, `distill`: see `catch_up`), `report` and `finish` (see
+//! `report`); what it opens at the start and closes at the end is in `setup`.
+
+mod catch_up;
+mod report;
+mod setup;
 
 use super::dispatch::Dispatcher;
 use super::recorder::Recorder;
 use super::words::IdleClock;
 use super::worker::Shared;
 use super::{
-    apply_distillation, blocking, open_world, policy, rescore, CrawlConfig, CrawlError, CrawlEvent,
-    Judge, Mode, Progress, StopReason, MAX_PARKED, STOP_GRACE,
+    blocking, open_world, CrawlConfig, CrawlError, CrawlEvent, Progress, StopReason, MAX_PARKED,
+    STOP_GRACE,
 };
 use crate::distiller::Scores;
-use crate::fetch::Fetcher;
-use crate::robots::RobotsCache;
+use crate::monitor::{self, History, MonitorParams};
 use crate::store::{self, CrawlDb, Outcome};
 use forager_classifier::apprentice::Apprentice;
 use forager_classifier::Classifier;
-use std::collections::VecDeque;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use tracing::{debug_span, Instrument};
 
 /// Most work out at once, in workers' numbers (work waiting for robots.txt included).
 const MAX_OUT: usize = 8;
-
-/// Most held-out predictions the critic keeps between retrains (bounds its memory).
-const TRUST_WINDOW: usize = 20_000;
 
 /// The crawl loop's state between steps.
 pub(super) struct Watchdog<S: CrawlDb> {
@@ -53,9 +53,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     started: Instant,
     progress: Progress,
     fetched_at_start: u64,
-    recent: VecDeque<f64>,
-    /// R(d) of every page fetched in this run, in order, for the monitor's alarms.
-    history: Vec<f64>,
+    /// R(d) of the pages fetched in this run, in order, as the monitor's alarms and the
+    /// recent relevance read it (bounded: see `monitor::History`).
+    history: History,
     pending: Vec<Outcome>,
     /// The batch being recorded beside the loop (concurrent crawls; the store is away meanwhile).
     recorder: Recorder<S>,
@@ -88,32 +88,13 @@ impl<S: CrawlDb> Watchdog<S> {
                 config.fetch.reach.allow_seed(&u);
             }
         }
-        let fetcher =
-            Fetcher::new(config.fetch.clone()).map_err(|e| CrawlError::Fetcher(e.to_string()))?;
-        let (warc_tx, warc_task) = warc_writer(&config);
-        let not_relevant = (config.judge_updates.as_ref())
-            .map(|rx| rx.borrow().not_relevant.clone())
-            .unwrap_or_default();
         let initial = (config.apprentice.as_ref()).and_then(|a| a.initial.clone());
-        let sh = Arc::new(Shared {
-            warc: Mutex::new(warc_tx),
-            fetcher,
-            robots: RobotsCache::new(crate::robots::AGENT)
-                .retry_unavailable_after(config.blame.backoff),
-            judge: RwLock::new(Judge {
-                classifier,
-                not_relevant,
-            }),
-            config: config.clone(),
-            next_slot: Mutex::new(super::worker::slots_from_wall(&store.host_slots()?)),
-            per_host: Mutex::default(),
-            apprentice: RwLock::new(Arc::new(initial.clone().unwrap_or_default())),
-            at_robots: std::sync::atomic::AtomicUsize::new(0),
-        });
-        let log = fetch_log(&config, &store)?;
+        let (sh, warc_task) = setup::shared(&config, &store, classifier, initial.clone())?;
+        let log = setup::fetch_log(&config, &store)?;
         store.set_mode(&format!("{:?}", config.mode))?;
         let mut store = Some(store);
-        let learner = first_learner(&mut store, config.apprentice.is_some(), initial).await?;
+        let learner =
+            setup::first_learner(&mut store, config.apprentice.is_some(), initial).await?;
         let guiding = (config.apprentice.as_ref())
             .and_then(|a| a.initial.as_ref())
             .is_some_and(Apprentice::is_trained);
@@ -143,8 +124,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 ..Progress::default()
             },
             fetched_at_start: fetched,
-            recent: VecDeque::new(),
-            history: Vec::new(),
+            history: History::new(MonitorParams::default().window, monitor::MAX_CHUNKS),
             pending: Vec::new(),
             recorder: Recorder::default(),
             wave: std::collections::HashMap::new(),
@@ -371,7 +351,7 @@ impl<S: CrawlDb> Watchdog<S> {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        archive_barrier(archive).await;
+        setup::archive_barrier(archive).await;
         if !self.config.deterministic {
             self.top_up(batch.len()).await?;
             let store = (self.store.take()).ok_or_else(|| {
@@ -472,315 +452,7 @@ impl<S: CrawlDb> Watchdog<S> {
             }
             if o.status == store::DocStatus::Fetched {
                 self.history.push(o.relevance);
-                self.recent.push_back(o.relevance);
-                if self.recent.len() > 100 {
-                    self.recent.pop_front();
-                }
             }
         }
     }
-
-    /// The apprentice learns the new instances; at the end of its warm-up, then every
-    /// `retrain_every` pages, it is published and the frontier re-scored with it.
-    async fn retrain(
-        &mut self,
-        instances: &[store::ApprenticeEvidence],
-        fetched: u64,
-    ) -> Result<(), CrawlError> {
-        let Some(cfg) = &self.config.apprentice else {
-            return Ok(());
-        };
-        // The critic: the learner predicts each new instance before learning it, and its
-        // skill on those since the last retrain is the trust the next snapshot gets.
-        if self.learner.is_trained() {
-            let room = TRUST_WINDOW.saturating_sub(self.heldout.len());
-            (self.heldout).extend(
-                instances
-                    .iter()
-                    .take(room)
-                    .map(|(f, r)| (self.learner.p_high(f), policy::high(*r))),
-            );
-        }
-        for (f, r) in instances {
-            self.learner.add(f, policy::high(*r));
-        }
-        self.since_retrain += fetched;
-        let warm = self.guiding || self.progress.fetched >= cfg.warmup;
-        let due = !self.guiding || self.since_retrain >= cfg.retrain_every;
-        if warm && due && self.learner.is_trained() {
-            self.since_retrain = 0;
-            self.guiding = true;
-            if let Some(skill) =
-                forager_classifier::apprentice::skill(std::mem::take(&mut self.heldout))
-            {
-                self.learner.set_trust(skill);
-            }
-            let snapshot = Arc::new(self.learner.clone());
-            *self
-                .sh
-                .apprentice
-                .write()
-                .unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
-            if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
-                blocking(&mut self.store, move |s| {
-                    rescore::by_apprentice(s, |f, base| snapshot.blend(f, base))
-                })
-                .await?;
-            }
-            self.progress.apprentice_retrains += 1;
-        }
-        self.progress.apprentice_instances = self.learner.instances();
-        Ok(())
-    }
-
-    /// The user changed the model (a "not relevant" mark): judge everything again with it.
-    async fn rejudge(&mut self) -> Result<(), CrawlError> {
-        let updated = (self.config.judge_updates.as_mut())
-            .filter(|rx| rx.has_changed().unwrap_or(false))
-            .map(|rx| rx.borrow_and_update().clone());
-        if let Some(j) = updated {
-            *self.sh.judge.write().unwrap_or_else(|p| p.into_inner()) = j.clone();
-            let (mode, frontier) = (self.config.mode, !self.guiding);
-            blocking(&mut self.store, move |s| {
-                rescore::rejudge(s, &j, mode, frontier)
-            })
-            .await?;
-            self.progress.rejudged += 1;
-        }
-        Ok(())
-    }
-
-    /// Open-world crawls learn their background again at each doubling of the fetched pages.
-    async fn learn_background(&mut self) -> Result<(), CrawlError> {
-        if !self.open_world.due(self.progress.fetched) {
-            return Ok(());
-        }
-        let frontier = !self.guiding;
-        let marked = (self.sh.judge.read().unwrap_or_else(|p| p.into_inner()))
-            .not_relevant
-            .clone();
-        let (judge, report) = (self.open_world)
-            .learn(&mut self.store, marked, frontier)
-            .await?;
-        *self.sh.judge.write().unwrap_or_else(|p| p.into_inner()) = judge;
-        self.progress.background_rounds += 1;
-        self.progress.background_pages = report.background;
-        Ok(())
-    }
-
-    /// Every `distill_every` pages the distiller runs on the crawl graph: beside the crawl,
-    /// or inline when the order must be reproducible.
-    async fn distill(&mut self, fetched: u64) -> Result<(), CrawlError> {
-        self.since_distill += fetched;
-        let due = (self.config.distill_every).is_some_and(|n| self.since_distill >= n);
-        if !due || self.distilling.is_some() {
-            return Ok(());
-        }
-        // The graph is read under the store, HITS runs beside the crawl.
-        self.since_distill = 0;
-        let (edges, rel) = blocking(&mut self.store, |s| s.graph())
-            .instrument(debug_span!("loop.graph"))
-            .await?;
-        let job = tokio::task::spawn_blocking(move || {
-            crate::distiller::distill(&edges, &rel, &Default::default())
-        });
-        if self.config.deterministic {
-            // Inline, so that the feedback lands at the same point of every run.
-            if let Ok(scores) = job.await {
-                apply_distillation(&mut self.store, scores, self.config.hub_feedback).await?;
-                self.progress.distillations += 1;
-                self.tell(|| CrawlEvent::Distilled);
-            }
-        } else {
-            self.distilling = Some(job);
-        }
-        Ok(())
-    }
-
-    /// Applies a distillation that finished beside the crawl.
-    pub(super) async fn reap_distillation(&mut self) -> Result<(), CrawlError> {
-        if !self.distilling.as_ref().is_some_and(|h| h.is_finished()) {
-            return Ok(());
-        }
-        self.land().await?;
-        if let Some(Ok(scores)) = match self.distilling.take() {
-            Some(h) => Some(h.await),
-            None => None,
-        } {
-            apply_distillation(&mut self.store, scores, self.config.hub_feedback).await?;
-            self.progress.distillations += 1;
-            self.tell(|| CrawlEvent::Distilled);
-        }
-        Ok(())
-    }
-
-    /// Counters, rates and alarms for `on_progress`, about every `progress_every`.
-    pub(super) async fn report(
-        &mut self,
-        on_progress: &mut impl FnMut(&Progress),
-    ) -> Result<(), CrawlError> {
-        if self.last_report.elapsed() < self.config.progress_every {
-            return Ok(());
-        }
-        self.land().await?;
-        self.snapshot(self.in_flight).await?;
-        let p = &mut self.progress;
-        p.hosts_waiting = self.workers.hosts_waiting();
-        p.parked = self.workers.parked();
-        p.elapsed = self.started.elapsed().as_secs_f64();
-        // Waiting with only parked work is not crawling: the rate leaves it out.
-        let crawling = p.elapsed - p.idle_secs;
-        p.pages_per_sec = (p.fetched - self.fetched_at_start) as f64 / crawling.max(1e-3);
-        p.recent_relevance = self.recent.iter().sum::<f64>() / self.recent.len().max(1) as f64;
-        on_progress(&self.progress);
-        self.last_report = Instant::now();
-        Ok(())
-    }
-
-    /// The counters read from the store and the workers, and the monitor's alarms.
-    async fn snapshot(&mut self, in_flight: usize) -> Result<(), CrawlError> {
-        self.progress.frontier = blocking(&mut self.store, |s| s.frontier_len()).await?;
-        self.progress.given_up = blocking(&mut self.store, |s| s.given_up()).await? as u64;
-        self.progress.in_flight = in_flight;
-        self.progress.paused = self.workers.alarm();
-        self.progress.deferred = self.workers.deferred.clone();
-        (self.progress.failing, self.progress.failing_hosts) = self.workers.failing();
-        self.progress.waiting = self.workers.waiting();
-        self.progress.idle_secs = self.idle.secs();
-        self.progress.alarms = crate::monitor::alarms(
-            &self.history,
-            self.progress.frontier,
-            self.config.mode == Mode::Hard,
-            &Default::default(),
-        );
-        Ok(())
-    }
-
-    /// Ends the crawl: the last distillation, the final counters, and the archive complete
-    /// before the crawl says it has stopped.
-    pub(super) async fn finish(
-        mut self,
-        reason: StopReason,
-    ) -> Result<(StopReason, Progress), CrawlError> {
-        self.land().await?;
-        if let Some(h) = self.distilling.take() {
-            let _ = h.await;
-        }
-        if self.config.distill_every.is_some() {
-            blocking(&mut self.store, |s| {
-                let (edges, rel) = s.graph()?;
-                s.save_distillation(&crate::distiller::distill(
-                    &edges,
-                    &rel,
-                    &Default::default(),
-                ))
-            })
-            .await?;
-            self.progress.distillations += 1;
-            self.tell(|| CrawlEvent::Distilled);
-        }
-        let slots = super::worker::slots_to_wall(&self.sh);
-        blocking(&mut self.store, move |s| s.save_host_slots(&slots)).await?;
-        // Its hosts go back to the crawl for other workers.
-        let w = self.config.worker.clone();
-        blocking(&mut self.store, move |s| {
-            s.release_hosts(&w, &s.held_hosts(&w)?)
-        })
-        .await?;
-        self.snapshot(0).await?;
-        if self.config.apprentice.is_some() {
-            // The critic's latest skill goes with the apprentice (measured now if it never was).
-            if self.learner.measured_trust().is_none() {
-                let heldout = std::mem::take(&mut self.heldout);
-                if let Some(skill) = forager_classifier::apprentice::skill(heldout) {
-                    self.learner.set_trust(skill);
-                }
-            }
-            let learned = Arc::new(std::mem::take(&mut self.learner));
-            self.progress.learned = Some(crate::reuse::Learned(learned));
-        }
-        self.progress.elapsed = self.started.elapsed().as_secs_f64();
-        self.progress.waiting = None;
-        drop(
-            self.sh
-                .warc
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take(),
-        );
-        if let Some(t) = self.warc_task {
-            t.await
-                .map_err(|e| CrawlError::Archive(e.to_string()))?
-                .map_err(|e| CrawlError::Archive(e.to_string()))?;
-        }
-        Ok((reason, self.progress))
-    }
-}
-
-/// Waits until the archive has written out the records of every page fetched so far (each
-/// worker hands its exchange over before its outcome), so a killed crawl never has a
-/// committed page without its WARC records. A failed writer is reported at the end.
-async fn archive_barrier(archive: Option<tokio::sync::mpsc::Sender<crate::warc::Archived>>) {
-    if let Some(tx) = archive {
-        let (done, written) = tokio::sync::oneshot::channel();
-        if tx.send(crate::warc::Archived::Flush(done)).await.is_ok() {
-            let _ = written.await;
-        }
-    }
-}
-
-/// The WARC writer of a crawl that records one: a bounded channel to a blocking task.
-#[allow(clippy::type_complexity)]
-fn warc_writer(
-    config: &CrawlConfig,
-) -> (
-    Option<tokio::sync::mpsc::Sender<crate::warc::Archived>>,
-    Option<JoinHandle<std::io::Result<Vec<PathBuf>>>>,
-) {
-    let Some(c) = config.warc.clone() else {
-        return (None, None);
-    };
-    let (tx, rx) = tokio::sync::mpsc::channel(64);
-    let task = tokio::task::spawn_blocking(move || crate::warc::archive(c, rx));
-    (Some(tx), Some(task))
-}
-
-/// The fetch log, rewritten from the database first so it is exact even after a crash that
-/// came between a commit and the log write.
-fn fetch_log(
-    config: &CrawlConfig,
-    store: &impl CrawlDb,
-) -> Result<Option<std::io::BufWriter<std::fs::File>>, CrawlError> {
-    let Some(p) = &config.fetch_log else {
-        return Ok(None);
-    };
-    let io = |e: std::io::Error| CrawlError::FetchLog(p.display().to_string(), e);
-    // The command checked the path with the user (`--force`); still never a link or a FIFO.
-    let file = crate::output::create(p, crate::output::Policy::data(true))
-        .map_err(|e| io(std::io::Error::other(e.to_string())))?;
-    let mut w = std::io::BufWriter::new(file);
-    for u in store.fetched_urls()? {
-        writeln!(w, "{u}").map_err(io)?;
-    }
-    w.flush().map_err(io)?;
-    Ok(Some(w))
-}
-
-/// The apprentice a crawl learns on: the offline-trained one, or on resume the one trained on
-/// the instances recorded (none without an apprentice).
-async fn first_learner<S: CrawlDb>(
-    store: &mut Option<S>,
-    apprentice: bool,
-    initial: Option<Apprentice>,
-) -> Result<Apprentice, CrawlError> {
-    Ok(match (apprentice, initial) {
-        (true, Some(initial)) => initial,
-        (true, None) => {
-            blocking(store, |s| {
-                s.apprentice_evidence().map(policy::trained_apprentice)
-            })
-            .await?
-        }
-        (false, _) => Apprentice::default(),
-    })
 }
