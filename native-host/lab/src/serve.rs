@@ -1,6 +1,7 @@
 //! `forager serve-web`: serves a mini-web as an HTTP forward proxy on loopback, exactly as
 //! shared/miniweb/FORMAT.md says: `http://host/path` from `sites/host/path`, 404 for a missing
 //! file, 502 for an unknown host. Absolute-form (proxy) and origin-form requests both work.
+//! An optional [`Latency`] delays each response like a distant server (deterministic per URL).
 
 use crate::miniweb::{MiniWeb, Store};
 use crate::synthweb::procedural::ProceduralWeb;
@@ -34,6 +35,50 @@ impl Server {
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
+    }
+}
+
+/// A per-response delay drawn from `min..=max` milliseconds, the same for a URL every time
+/// (a hash of it), so runs are repeatable; parsed from `50..100` (or `75` for a fixed delay).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Latency {
+    /// Shortest delay, in milliseconds.
+    pub min_ms: u64,
+    /// Longest delay, in milliseconds.
+    pub max_ms: u64,
+}
+
+impl Latency {
+    /// The delay of `url`'s response.
+    pub fn for_url(&self, url: &str) -> std::time::Duration {
+        // FNV-1a: stable across runs and platforms (std's hasher promises neither).
+        let h = url.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let span = self.max_ms - self.min_ms + 1;
+        std::time::Duration::from_millis(self.min_ms + h % span)
+    }
+}
+
+impl std::str::FromStr for Latency {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|&v| v <= 60_000)
+                .ok_or_else(|| format!("latency {s:?}: milliseconds 0 to 60000, as MIN..MAX or MS"))
+        };
+        let (min_ms, max_ms) = match s.split_once("..") {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(s)?, num(s)?),
+        };
+        if min_ms > max_ms {
+            return Err(format!("latency {s:?}: MIN is above MAX"));
+        }
+        Ok(Latency { min_ms, max_ms })
     }
 }
 
@@ -157,6 +202,15 @@ impl Answer for Web {
 
 /// Starts serving `web` on `addr` (port 0 picks a free port).
 pub async fn start(web: MiniWeb, addr: SocketAddr) -> std::io::Result<Server> {
+    start_with(web, addr, None).await
+}
+
+/// Starts serving `web` on `addr`, each response delayed by `latency` when given.
+pub async fn start_with(
+    web: MiniWeb,
+    addr: SocketAddr,
+    latency: Option<Latency>,
+) -> std::io::Result<Server> {
     let hosts = match &web.store {
         Store::Memory(files) => files
             .keys()
@@ -165,16 +219,20 @@ pub async fn start(web: MiniWeb, addr: SocketAddr) -> std::io::Result<Server> {
             .collect(),
         Store::Dir => HashSet::new(),
     };
-    listen(Arc::new(Web { web, hosts }), addr).await
+    listen(Arc::new(Web { web, hosts }), addr, latency).await
 }
 
 /// Starts serving the procedural web `web` on `addr` (port 0 picks a free port).
 pub async fn start_procedural(web: ProceduralWeb, addr: SocketAddr) -> std::io::Result<Server> {
-    listen(Arc::new(web), addr).await
+    listen(Arc::new(web), addr, None).await
 }
 
 /// Answers from `web` on `addr` until shut down.
-async fn listen(web: Arc<dyn Answer>, addr: SocketAddr) -> std::io::Result<Server> {
+async fn listen(
+    web: Arc<dyn Answer>,
+    addr: SocketAddr,
+    latency: Option<Latency>,
+) -> std::io::Result<Server> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let (stop, mut stopped) = watch::channel(false);
@@ -191,7 +249,13 @@ async fn listen(web: Arc<dyn Answer>, addr: SocketAddr) -> std::io::Result<Serve
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(move |req| {
                     let web = web.clone();
-                    async move { Ok::<_, Infallible>(web.answer(&req)) }
+                    async move {
+                        if let Some(l) = latency {
+                            let url = req.uri().to_string();
+                            tokio::time::sleep(l.for_url(&url)).await;
+                        }
+                        Ok::<_, Infallible>(web.answer(&req))
+                    }
                 });
                 let conn = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), svc);
@@ -271,6 +335,70 @@ mod tests {
         assert_eq!(missing.status(), 404);
         let dead = get("http://cooking10.gen.test/").await.unwrap();
         assert_eq!(dead.status(), 502);
+        server.shutdown().await;
+    }
+
+    #[test]
+    fn latency_parses_and_is_the_same_for_a_url_within_its_range() {
+        let l: Latency = "50..100".parse().unwrap();
+        assert_eq!(
+            l,
+            Latency {
+                min_ms: 50,
+                max_ms: 100
+            }
+        );
+        assert_eq!(
+            "75".parse::<Latency>()
+                .unwrap()
+                .for_url("http://a.test/")
+                .as_millis(),
+            75
+        );
+        for bad in ["", "100..50", "x..1", "1..", "70000"] {
+            assert!(bad.parse::<Latency>().is_err(), "{bad:?}");
+        }
+        let ms: Vec<u128> = (0..200)
+            .map(|i| l.for_url(&format!("http://h{i}.test/p.html")).as_millis())
+            .collect();
+        assert!(ms.iter().all(|m| (50..=100).contains(m)), "{ms:?}");
+        assert!(
+            ms.iter().min() < Some(&60) && ms.iter().max() > Some(&90),
+            "spread: {ms:?}"
+        );
+        assert_eq!(
+            l.for_url("http://h1.test/p.html"),
+            l.for_url("http://h1.test/p.html")
+        );
+    }
+
+    /// A response with latency comes no sooner than its delay (measured; no upper bound).
+    #[tokio::test]
+    async fn a_response_waits_its_latency() {
+        let synth = SynthWeb::generate(&SynthConfig::default());
+        let url = synth.files.keys().next().unwrap().clone();
+        let latency = Latency {
+            min_ms: 300,
+            max_ms: 400,
+        };
+        let server = start_with(
+            synth.web.clone(),
+            "127.0.0.1:0".parse().unwrap(),
+            Some(latency),
+        )
+        .await
+        .unwrap();
+        let client = reqwest::Client::builder()
+            .proxy(reqwest::Proxy::all(server.proxy_url()).unwrap())
+            .build()
+            .unwrap();
+        let t = std::time::Instant::now();
+        let ok = client.get(&url).send().await.unwrap();
+        assert_eq!(ok.status(), 200);
+        assert_eq!(ok.text().await.unwrap(), synth.files[&url]);
+        let took = t.elapsed();
+        assert!(took >= latency.for_url(&url), "{took:?}");
+        assert!(took >= std::time::Duration::from_millis(300), "{took:?}");
         server.shutdown().await;
     }
 }

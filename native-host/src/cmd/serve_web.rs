@@ -23,6 +23,10 @@ pub(crate) struct Args {
     /// Seed of the procedural web.
     #[arg(long, default_value_t = 42, requires = "procedural")]
     seed: u64,
+    /// Delay each response MIN..MAX milliseconds (the same for a URL every time), like a
+    /// distant server: `--latency 50..100`.
+    #[arg(long, value_name = "MIN..MAX")]
+    latency: Option<forager::serve::Latency>,
 }
 
 /// Runs `forager serve-web`.
@@ -33,6 +37,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         sites,
         procedural,
         seed,
+        latency,
     } = args;
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     if procedural {
@@ -51,7 +56,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
             forager::synthweb::SynthWeb::generate(&cfg).web
         }
     };
-    runtime()?.block_on(async { serve_until_ctrl_c(forager::serve::start(web, addr).await?).await })
+    runtime()?.block_on(async {
+        serve_until_ctrl_c(forager::serve::start_with(web, addr, latency).await?).await
+    })
 }
 
 /// Prints the port, serves until Ctrl-C, then stops.

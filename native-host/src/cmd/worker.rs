@@ -36,6 +36,9 @@ pub(crate) struct Args {
     /// HTTP proxy for every fetch (a mini-web's `serve-web`, say).
     #[arg(long)]
     proxy: Option<String>,
+    /// Most pages this worker fetches from one host (a trap guard; `forager crawl`'s own).
+    #[arg(long, default_value_t = 5_000)]
+    max_pages_per_host: u64,
     /// Fetch hosts on private and loopback addresses too.
     #[arg(long)]
     allow_private: bool,
@@ -67,7 +70,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
     let Some(bytes) = reader.model_bytes()? else {
         bail!("this crawl has no model yet: start it with forager crawl first");
     };
-    let mut model = Model::from_bytes(&bytes)?;
+    let model = Model::from_bytes(&bytes)?;
     let mode = if reader.hard_focus() {
         Mode::Hard
     } else {
@@ -81,6 +84,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
         concurrency: a.concurrency.clamp(1, 1024),
         delay: Duration::from_secs_f64(a.delay.min(3600.0)),
         worker: name.clone(),
+        max_pages_per_host: a.max_pages_per_host,
         fetch: FetchConfig {
             proxy: a.proxy.clone(),
             reach: forager::address::Reach {
@@ -92,17 +96,64 @@ pub(crate) fn run(a: Args) -> Result<()> {
         query: std::sync::Arc::new(forager::crawl::Query::from_model(&model)),
         ..Default::default()
     };
-    let classifier = model.classifier();
     eprintln!("worker {name} joins {}", super::locator(&a.db));
+    join(store, &model, config, seconds, &name, &a.db)
+}
+
+/// Crawls until stopped; a dry frontier that other workers' leases hold means wait and look
+/// again (while URLs wait anywhere in the crawl), not leave the crawl short of a worker.
+fn join(
+    store: Box<dyn forager::store::CrawlDb>,
+    model: &Model,
+    config: CrawlConfig,
+    seconds: Option<Duration>,
+    name: &str,
+    db: &std::path::Path,
+) -> Result<()> {
+    let started = std::time::Instant::now();
     runtime()?.block_on(async move {
-        let stop = async {
+        let (tx, mut stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
             let _ = tokio::signal::ctrl_c().await;
-        };
-        let (reason, p) = forager::crawl::run(store, classifier, config, stop, |_| {}).await?;
-        eprintln!(
-            "stopped: {reason:?}; worker {name}; crawl fetched {} pages; frontier {}",
-            p.fetched, p.frontier
-        );
-        anyhow::Ok(())
+            let _ = tx.send(true);
+        });
+        let mut store = Some(store);
+        loop {
+            let mut config = config.clone();
+            if let Some(limit) = seconds {
+                config.max_time = Some(limit.saturating_sub(started.elapsed()));
+            }
+            let db = match store.take() {
+                Some(s) => s,
+                None => forager::store::open(&super::locator(db))?,
+            };
+            let mut stop = stopped.clone();
+            let stop = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            let (reason, p) =
+                forager::crawl::run(db, model.clone().classifier(), config, stop, |_| {}).await?;
+            // A dry frontier here may be one other workers' leases hold: while URLs wait
+            // anywhere in the crawl, wait and try again rather than leave the crawl short.
+            let out_of_time = seconds.is_some_and(|l| started.elapsed() + RETRY >= l);
+            if reason != forager::crawl::StopReason::FrontierEmpty
+                || p.frontier == 0
+                || out_of_time
+                || *stopped.borrow()
+            {
+                eprintln!(
+                    "stopped: {reason:?}; worker {name}; crawl fetched {} pages; frontier {}",
+                    p.fetched, p.frontier
+                );
+                return anyhow::Ok(());
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(RETRY) => {}
+                _ = stopped.wait_for(|s| *s) => {}
+            }
+        }
     })
 }
+
+/// How long a worker that found no free host waits before it looks again.
+const RETRY: Duration = Duration::from_secs(1);

@@ -1,0 +1,272 @@
+//! Scaling (issue #26): one crawl on PostgreSQL shared by 1, 2 and 4 processes (`forager
+//! crawl` then `forager worker`s), on a generated web of ≥ 2,000 hosts served with 50-100 ms
+//! of latency per response and a per-host politeness delay, so the crawl is bound by latency
+//! and politeness, not CPU. Prints pages/s over a fixed window after a warm-up, each process's
+//! CPU share, and the ratio to one worker (the bar: 4 workers ≥ 3.5x one).
+//!
+//! PostgreSQL: `FORAGER_TEST_PG`, else a throwaway cluster from scripts/pg-cluster.sh.
+//! Knobs (environment): SCALING_SITES (2000), SCALING_CONCURRENCY (4 fetches in flight per
+//! process), SCALING_DELAY (1 s per host), SCALING_WARMUP (8 s), SCALING_WINDOW (20 s),
+//! SCALING_LATENCY (50..100 ms).
+
+mod common;
+use forager::store::postgres::{testing::TestDb, PgStore};
+use forager::store::CrawlDb;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn knob<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A throwaway cluster started for this run (stopped and deleted on drop), or the given server.
+struct Pg {
+    url: String,
+    state: Option<std::path::PathBuf>,
+}
+
+impl Pg {
+    fn get() -> Pg {
+        if let Ok(url) = std::env::var("FORAGER_TEST_PG") {
+            if !url.is_empty() {
+                return Pg { url, state: None };
+            }
+        }
+        let state = std::env::temp_dir().join(format!("forager-scaling-pg-{}", std::process::id()));
+        let out = Command::new(common::repo().join("scripts/pg-cluster.sh"))
+            .arg("start")
+            .env("FORAGER_PG_STATE", &state)
+            .output()
+            .expect("scripts/pg-cluster.sh");
+        assert!(
+            out.status.success(),
+            "pg-cluster.sh start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let url = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        Pg {
+            url,
+            state: Some(state),
+        }
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        if let Some(state) = &self.state {
+            let _ = Command::new(common::repo().join("scripts/pg-cluster.sh"))
+                .arg("stop")
+                .env("FORAGER_PG_STATE", state)
+                .status();
+        }
+    }
+}
+
+/// CPU seconds (user + system) a process has used so far, from /proc.
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(") ").map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest
+        .split(' ')
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() / 100.0
+}
+
+/// Pages the shared crawl has fetched.
+fn fetched(db: &str) -> i64 {
+    PgStore::open(db).and_then(|s| s.fetched()).unwrap_or(0)
+}
+
+/// The settings every process of a run shares.
+struct Setup {
+    proxy: String,
+    model: std::path::PathBuf,
+    seeds: Vec<String>,
+    good: Vec<String>,
+    concurrency: usize,
+    delay: f64,
+    warmup: f64,
+    window: f64,
+    logs: std::path::PathBuf,
+}
+
+/// One run with `n` processes: pages/s over the window and each process's CPU share.
+fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
+    let db = TestDb::create(pg, &format!("scaling{n}"));
+    let life = format!("{}", s.warmup + s.window + 60.0);
+    let common_args = |c: &mut Command| {
+        c.arg("--db")
+            .arg(db.url())
+            .args(["--proxy", &s.proxy, "--seconds", &life])
+            .args(["--delay", &s.delay.to_string()])
+            .args(["--concurrency", &s.concurrency.to_string()])
+            .stdout(Stdio::null());
+    };
+    let log = |i: usize| s.logs.join(format!("{n}-{i}.log"));
+    let mut crawl = Command::new(env!("CARGO_BIN_EXE_forager"));
+    crawl.arg("crawl").arg("--model").arg(&s.model);
+    for u in &s.seeds {
+        crawl.args(["--seed", u]);
+    }
+    for g in &s.good {
+        crawl.args(["--good", g]);
+    }
+    common_args(&mut crawl);
+    crawl.stderr(std::fs::File::create(log(0)).unwrap());
+    let mut kids: Vec<Child> = vec![crawl.spawn().unwrap()];
+    let t = Instant::now();
+    // A worker that finds no free host with pending URLs stops at once: join once the
+    // frontier has spread over many hosts.
+    let spread = || {
+        PgStore::open(db.url())
+            .and_then(|s| s.frontier_len())
+            .unwrap_or(0)
+    };
+    while spread() < 1000 && t.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for i in 1..n {
+        let mut w = Command::new(env!("CARGO_BIN_EXE_forager"));
+        w.args(["worker", "--name", &format!("w{i}")]);
+        common_args(&mut w);
+        w.stderr(std::fs::File::create(log(i)).unwrap());
+        kids.push(w.spawn().unwrap());
+    }
+    std::thread::sleep(Duration::from_secs_f64(s.warmup));
+    let me = std::process::id();
+    let cpu0: Vec<f64> = kids.iter().map(|k| cpu_secs(k.id())).collect();
+    let (me0, f0, t0) = (cpu_secs(me), fetched(db.url()), Instant::now());
+    std::thread::sleep(Duration::from_secs_f64(s.window));
+    let (f1, secs) = (fetched(db.url()), t0.elapsed().as_secs_f64());
+    let mut cpu: Vec<f64> = kids
+        .iter()
+        .zip(&cpu0)
+        .map(|(k, c0)| (cpu_secs(k.id()) - c0) / secs)
+        .collect();
+    cpu.push((cpu_secs(me) - me0) / secs);
+    for (i, k) in kids.iter_mut().enumerate() {
+        if !matches!(k.try_wait(), Ok(None)) {
+            let said = std::fs::read_to_string(log(i)).unwrap_or_default();
+            let why = |l: &&str| {
+                l.contains("panicked") || l.starts_with("Error") || l.starts_with("stopped")
+            };
+            let last = (said.lines().find(why).or(said.lines().last())).unwrap_or("");
+            eprintln!("{n} processes: process {i} stopped before the window's end: {last}");
+        }
+    }
+    for k in &mut kids {
+        let _ = k.kill();
+        let _ = k.wait();
+    }
+    drop(db);
+    ((f1 - f0) as f64 / secs, cpu, f1)
+}
+
+/// The generated web of `sites` sites, its host count, the astronomy task's seeds and good
+/// topics, and a model trained on it written to `dir`.
+fn generate(
+    sites: usize,
+    dir: &std::path::Path,
+) -> (
+    forager::miniweb::MiniWeb,
+    usize,
+    Vec<String>,
+    Vec<String>,
+    std::path::PathBuf,
+) {
+    let t = Instant::now();
+    let synth = forager::synthweb::SynthWeb::generate(&forager::synthweb::SynthConfig {
+        sites,
+        ..Default::default()
+    });
+    let web = synth.web;
+    let hosts: std::collections::BTreeSet<String> = (synth.files.keys())
+        .filter_map(|u| url::Url::parse(u).ok()?.host_str().map(str::to_owned))
+        .collect();
+    let task = web.task("astronomy").unwrap().clone();
+    let (model, _) = forager::training::from_miniweb(
+        &web,
+        forager_classifier::TextOptions::default(),
+        forager_classifier::TrainOptions::default(),
+    )
+    .unwrap();
+    let model_path = dir.join("model.fgm");
+    std::fs::write(&model_path, model.to_bytes()).unwrap();
+    eprintln!(
+        "generated {} pages on {} hosts and trained in {:.1} s",
+        synth.files.len(),
+        hosts.len(),
+        t.elapsed().as_secs_f64()
+    );
+    (web, hosts.len(), task.seeds, task.good, model_path)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let sites: usize = knob("SCALING_SITES", 2000);
+    let latency: forager::serve::Latency = knob("SCALING_LATENCY", "50..100".parse().unwrap());
+    let pg = Pg::get();
+    let dir = std::env::temp_dir().join(format!("forager-scaling-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (web, hosts, seeds, good, model_path) = generate(sites, &dir);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt
+        .block_on(forager::serve::start_with(
+            web,
+            ([127, 0, 0, 1], 0).into(),
+            Some(latency),
+        ))
+        .unwrap();
+    let setup = Setup {
+        proxy: server.proxy_url(),
+        model: model_path,
+        seeds,
+        good,
+        concurrency: knob("SCALING_CONCURRENCY", 4),
+        delay: knob("SCALING_DELAY", 1.0),
+        warmup: knob("SCALING_WARMUP", 8.0),
+        window: knob("SCALING_WINDOW", 20.0),
+        logs: dir.clone(),
+    };
+    println!(
+        "scaling: {} hosts, latency {}..{} ms, per-host delay {} s, {} fetches in flight per process, \
+         {} s window after {} s warm-up; {} cores",
+        hosts,
+        latency.min_ms,
+        latency.max_ms,
+        setup.delay,
+        setup.concurrency,
+        setup.window,
+        setup.warmup,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!("| processes | pages/s | x one | pages at end | CPU share per process (crawl, workers..., bench+server) |");
+    println!("|---:|---:|---:|---:|---|");
+    let mut one = f64::NAN;
+    for n in [1, 2, 4] {
+        let (rate, cpu, total) = run(&pg.url, &setup, n);
+        if n == 1 {
+            one = rate;
+        }
+        let cpu: Vec<String> = cpu.iter().map(|c| format!("{:.0}%", c * 100.0)).collect();
+        println!(
+            "| {n} | {rate:.1} | {:.2} | {total} | {} |",
+            rate / one,
+            cpu.join(" ")
+        );
+    }
+    rt.block_on(server.shutdown());
+    let _ = std::fs::remove_dir_all(&dir);
+}
