@@ -11,6 +11,7 @@
 //! numbers `crawl::policy` gives it; "keep the best parent's score" is `GREATEST`, as SQLite's
 //! `max`.
 
+mod error;
 mod frontier;
 mod lease;
 mod mining;
@@ -41,35 +42,8 @@ type Conn = r2d2::PooledConnection<PostgresConnectionManager<postgres::NoTls>>;
 /// The advisory lock key under which a worker migrates the schema (any fixed number: "fora").
 const MIGRATION_LOCK: i64 = 0x666f_7261;
 
-/// Times a transaction aborted by a deadlock is run again.
-const RETRIES: usize = 5;
-
-/// Whether the server aborted the transaction to break a deadlock or a serialisation conflict.
-fn deadlocked(e: &StoreError) -> bool {
-    use postgres::error::SqlState;
-    let StoreError::Backend(b) = e else {
-        return false;
-    };
-    let code = b.downcast_ref::<postgres::Error>().and_then(|e| e.code());
-    code.is_some_and(|c| {
-        *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
-    })
-}
-
 /// Connections a store keeps at most.
 const POOL_SIZE: u32 = 4;
-
-impl From<postgres::Error> for StoreError {
-    fn from(e: postgres::Error) -> Self {
-        StoreError::Backend(Box::new(e))
-    }
-}
-
-impl From<r2d2::Error> for StoreError {
-    fn from(e: r2d2::Error) -> Self {
-        StoreError::Backend(Box::new(e))
-    }
-}
 
 /// Runs blocking database work where blocking is allowed: as is on a plain thread or tokio's
 /// blocking pool, through `block_in_place` on a multi-threaded runtime's worker, and on a
@@ -90,10 +64,10 @@ pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 
 /// The server could not be reached: which one (shown without its password), and why.
 #[derive(Debug, thiserror::Error)]
-#[error("{server}: {source}")]
+#[error("{server}: {why}")]
 struct ConnectError {
     server: String,
-    source: postgres::Error,
+    why: error::PgError,
 }
 
 /// A crawl database on a PostgreSQL server.
@@ -138,7 +112,7 @@ impl PgStore {
             let mut client = (config.connect(postgres::NoTls)).map_err(|source| {
                 StoreError::Backend(Box::new(ConnectError {
                     server: shown,
-                    source,
+                    why: source.into(),
                 }))
             })?;
             migrate(&mut client)?;
@@ -188,18 +162,10 @@ impl PgStore {
     }
 
     /// Runs `f` on a pooled connection, off the async runtime. A transaction the server
-    /// aborted to break a deadlock between workers (their batches touch shared rows) is run
-    /// again, a few times.
+    /// aborted to break a deadlock or a serialisation conflict between workers is run again
+    /// after a short random pause, a few times ([`error::retry`]).
     fn with<T: Send>(&self, mut f: impl FnMut(&mut Conn) -> Result<T> + Send) -> Result<T> {
-        off_runtime(|| {
-            let mut tries = 0;
-            loop {
-                match f(&mut self.conn()?) {
-                    Err(e) if tries < RETRIES && deadlocked(&e) => tries += 1,
-                    other => return other,
-                }
-            }
-        })
+        off_runtime(|| error::retry(|| f(&mut self.conn()?)))
     }
 
     /// Writes a `meta` text value.
