@@ -199,8 +199,10 @@ pub(super) fn checkout_revisits(c: &mut Conn, n: usize, min_age: f64) -> Result<
 /// Returns checked-out rows that were not recorded to the frontier, their tries unspent.
 pub(super) fn release(c: &mut Conn, oids: &[PageId]) -> Result<()> {
     let oids: Vec<i64> = oids.iter().map(|o| o.raw()).collect();
+    // Locked in URL order, as every transaction locks `doc` rows (see `lease`).
     c.execute(
-        "UPDATE doc SET status = $1 WHERE oid = ANY($2) AND status = $3",
+        "UPDATE doc SET status = $1 WHERE oid IN (
+           SELECT oid FROM doc WHERE oid = ANY($2) AND status = $3 ORDER BY url FOR UPDATE)",
         &[
             &DocStatus::Unvisited.code(),
             &oids,

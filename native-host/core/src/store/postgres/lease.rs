@@ -6,6 +6,12 @@
 //! Claims are serialised by a transaction-scoped advisory lock (two workers never both take a
 //! free host: each claim sees every claim committed before it), and frontier rows are locked
 //! `FOR UPDATE SKIP LOCKED`, so a checkout never waits on rows another worker is recording.
+//!
+//! Lock order, the same in every transaction of the store: the claim lock before the record
+//! lock (no transaction takes both today), then `doc` rows in URL order (as a record's batched
+//! insert takes them), then `server` rows in id order. In-flight rows going back to the
+//! frontier are therefore locked `ORDER BY url` first ([`back_to_frontier`]); a deadlock that
+//! slips through anyway is run again by the door.
 
 use super::{limit, rows, Conn};
 use crate::store::{now, DocStatus, PageId, Result, Work};
@@ -50,20 +56,37 @@ fn claiming<'c>(
 /// URLs returned to the frontier first (its holder is gone).
 fn claim(tx: &mut Transaction<'_>, worker: &str, sids: &[(i64, bool)]) -> Result<()> {
     let lapsed: Vec<i64> = sids.iter().filter(|s| s.1).map(|s| s.0).collect();
-    let all: Vec<i64> = sids.iter().map(|s| s.0).collect();
+    let mut all: Vec<i64> = sids.iter().map(|s| s.0).collect();
+    all.sort_unstable();
+    back_to_frontier(tx, "d.sid = ANY($1)", &[&lapsed])?;
     tx.execute(
-        "UPDATE doc SET status = $2 WHERE sid = ANY($1) AND status = $3",
-        &[
-            &lapsed,
-            &DocStatus::Unvisited.code(),
-            &DocStatus::InFlight.code(),
-        ],
-    )?;
-    tx.execute(
-        "UPDATE server SET lease_owner = $1 WHERE sid = ANY($2)",
+        "UPDATE server SET lease_owner = $1 WHERE sid IN (
+           SELECT sid FROM server WHERE sid = ANY($2) ORDER BY sid FOR UPDATE)",
         &[&worker, &all],
     )?;
     Ok(())
+}
+
+/// Returns the in-flight URLs matching `condition` on `doc d` (its parameters from `$1`) to
+/// the frontier, locking them in URL order (the lock order); returns how many.
+fn back_to_frontier(
+    tx: &mut Transaction<'_>,
+    condition: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<usize> {
+    let n = params.len();
+    let sql = format!(
+        "UPDATE doc SET status = ${} WHERE oid IN (
+           SELECT d.oid FROM doc d WHERE d.status = ${} AND {condition}
+           ORDER BY d.url FOR UPDATE OF d)",
+        n + 1,
+        n + 2
+    );
+    let (back, flying) = (DocStatus::Unvisited.code(), DocStatus::InFlight.code());
+    let mut all: Vec<&(dyn postgres::types::ToSql + Sync)> = params.to_vec();
+    all.push(&back);
+    all.push(&flying);
+    Ok(rows(tx.execute(sql.as_str(), &all)?))
 }
 
 /// Checks out for `worker` up to `n` frontier URLs in frontier order among the hosts it holds
@@ -162,18 +185,15 @@ pub(super) fn renew(c: &mut Conn, worker: &str, lease: Duration) -> Result<usize
 /// Gives `hosts` back: they are free, and `worker`'s in-flight URLs of them return.
 pub(super) fn release_hosts(c: &mut Conn, worker: &str, hosts: &[String]) -> Result<()> {
     let mut tx = c.transaction()?;
-    tx.execute(
-        "UPDATE doc SET status = $3 WHERE status = $4 AND sid IN (
-           SELECT sid FROM server WHERE host = ANY($2) AND lease_owner = $1)",
-        &[
-            &worker,
-            &hosts,
-            &DocStatus::Unvisited.code(),
-            &DocStatus::InFlight.code(),
-        ],
+    back_to_frontier(
+        &mut tx,
+        "d.sid IN (SELECT sid FROM server WHERE host = ANY($2) AND lease_owner = $1)",
+        &[&worker, &hosts],
     )?;
     tx.execute(
-        "UPDATE server SET lease_owner = NULL WHERE host = ANY($2) AND lease_owner = $1",
+        "UPDATE server SET lease_owner = NULL WHERE sid IN (
+           SELECT sid FROM server WHERE host = ANY($2) AND lease_owner = $1
+           ORDER BY sid FOR UPDATE)",
         &[&worker, &hosts],
     )?;
     Ok(tx.commit()?)
@@ -192,23 +212,20 @@ pub(super) fn expire_leases(c: &mut Conn) -> Result<usize> {
 fn expire(tx: &mut Transaction<'_>, at: f64) -> Result<usize> {
     const LAPSED: &str = "lease_owner IS NOT NULL
         AND lease_owner NOT IN (SELECT name FROM worker WHERE lease_until >= $1)";
-    let back = tx.execute(
-        &format!(
-            "UPDATE doc SET status = $2 WHERE status = $3
-             AND sid IN (SELECT sid FROM server WHERE {LAPSED})"
-        ),
-        &[
-            &at,
-            &DocStatus::Unvisited.code(),
-            &DocStatus::InFlight.code(),
-        ],
+    let back = back_to_frontier(
+        tx,
+        &format!("d.sid IN (SELECT sid FROM server WHERE {LAPSED})"),
+        &[&at],
     )?;
     tx.execute(
-        &format!("UPDATE server SET lease_owner = NULL WHERE {LAPSED}"),
+        &format!(
+            "UPDATE server SET lease_owner = NULL WHERE sid IN (
+               SELECT sid FROM server WHERE {LAPSED} ORDER BY sid FOR UPDATE)"
+        ),
         &[&at],
     )?;
     tx.execute("DELETE FROM worker WHERE lease_until < $1", &[&at])?;
-    Ok(rows(back))
+    Ok(back)
 }
 
 /// The hosts `worker` holds, by name.

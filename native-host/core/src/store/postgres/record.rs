@@ -6,22 +6,26 @@ use super::frontier::{enqueue, Found};
 use super::Conn;
 use crate::store::{
     features_from_blob, now, ApprenticeEvidence, DocStatus, FetchedPage, NewUrl, Outcome, Recorded,
-    Result,
+    Result, StoreError,
 };
 use postgres::Transaction;
 use r2d2_postgres::postgres;
+use std::collections::{BTreeMap, HashMap};
 
 /// The advisory lock key of recording a batch ("recd").
 pub(super) const RECORD_LOCK: i64 = 0x7265_6364;
 
 /// Records a batch of outcomes in one transaction; fetched pages get the next fetch sequence
-/// numbers, in batch order.
+/// numbers, in batch order. First fetches and failed attempts are written in a few batched
+/// statements (not a few per page): the record lock is held the shorter for it.
 pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
     let mut tx = c.transaction()?;
     // One batch at a time across workers: batches lock shared rows (servers, link targets) in
     // orders no sort can fix, and the server broke the resulting deadlocks by aborting them.
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RECORD_LOCK])?;
     let mut rec = Recorded::default();
+    let firsts: Vec<&Outcome> = batch.iter().filter(|o| !o.revisit).collect();
+    let sids = attempts(&mut tx, &firsts, &mut rec)?;
     let mut found: Vec<Found<'_>> = Vec::new();
     for o in batch {
         let sid = if o.revisit {
@@ -30,7 +34,7 @@ pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
             rec.changed += usize::from(changed);
             sid
         } else {
-            Some(attempt(&mut tx, o, &mut rec)?)
+            sids.get(&o.oid.raw()).copied()
         };
         if let Some(sid) = sid {
             found.extend(o.links.iter().map(|l| (Some((o.oid.raw(), sid)), l)));
@@ -39,6 +43,159 @@ pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
     enqueue(&mut tx, &found, &mut rec.instances)?;
     tx.commit()?;
     Ok(rec)
+}
+
+/// The columns of a batch of first fetches and failed attempts, as arrays for `unnest`.
+#[derive(Default)]
+struct Columns {
+    oid: Vec<i64>,
+    status: Vec<i64>,
+    http_status: Vec<Option<i64>>,
+    relevance: Vec<f64>,
+    log_relevance: Vec<f64>,
+    cid: Vec<Option<i64>>,
+    title: Vec<Option<String>>,
+    text: Vec<Option<Vec<u8>>>,
+    content_hash: Vec<Option<String>>,
+    error: Vec<Option<String>>,
+    final_url: Vec<Option<String>>,
+    redirects: Vec<Option<String>>,
+    fetched: Vec<bool>,
+    seq: Vec<Option<i64>>,
+}
+
+impl Columns {
+    /// The batch's columns; fetched pages take `seqs` in order.
+    fn of(batch: &[&Outcome], seqs: &[i64]) -> Columns {
+        let mut c = Columns::default();
+        let mut seqs = seqs.iter();
+        for o in batch {
+            let fetched = o.status == DocStatus::Fetched;
+            c.oid.push(o.oid.raw());
+            c.status.push(o.status.code());
+            c.http_status.push(o.http_status);
+            c.relevance.push(o.relevance);
+            c.log_relevance.push(o.log_relevance);
+            c.cid.push(o.cid);
+            c.title.push(o.title.clone());
+            c.text.push(compressed(o.text.as_ref()));
+            c.content_hash.push(o.content_hash.clone());
+            c.error.push(o.error.clone());
+            c.final_url.push(o.final_url.clone());
+            c.redirects
+                .push((!o.redirects.is_empty()).then(|| o.redirects.join(" ")));
+            c.fetched.push(fetched);
+            c.seq
+                .push(if fetched { seqs.next().copied() } else { None });
+        }
+        c
+    }
+}
+
+/// Records first fetches and failed attempts of frontier entries: their rows, the fetch
+/// order, redirect targets, training instances and their servers' counts; returns each
+/// page's server id.
+fn attempts(
+    tx: &mut Transaction<'_>,
+    batch: &[&Outcome],
+    rec: &mut Recorded,
+) -> Result<HashMap<i64, i64>> {
+    if batch.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let k = batch
+        .iter()
+        .filter(|o| o.status == DocStatus::Fetched)
+        .count();
+    let mut seqs: Vec<i64> = (tx.query(
+        "SELECT nextval('fetch_seq') FROM generate_series(1, $1::int8)",
+        &[&(k as i64)],
+    )?)
+    .iter()
+    .map(|r| r.get(0))
+    .collect();
+    seqs.sort_unstable();
+    let c = Columns::of(batch, &seqs);
+    let rows = tx.query(
+        "UPDATE doc SET status = u.status, num_tries = doc.num_tries + 1,
+           http_status = u.http_status,
+           relevance = CASE WHEN u.fetched THEN u.relevance ELSE doc.relevance END,
+           log_relevance = u.log_relevance, cid = u.cid, title = u.title, text = u.text,
+           content_hash = u.content_hash, error = u.error, fetched_at = $15,
+           fetch_seq = CASE WHEN u.fetched THEN u.seq ELSE doc.fetch_seq END,
+           first_fetched_at = CASE WHEN u.fetched THEN coalesce(doc.first_fetched_at, $15)
+                                   ELSE doc.first_fetched_at END,
+           final_url = u.final_url, redirects = u.redirects
+         FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::float8[], $5::float8[],
+                     $6::int8[], $7::text[], $8::bytea[], $9::text[], $10::text[],
+                     $11::text[], $12::text[], $13::bool[], $14::int8[])
+           AS u(oid, status, http_status, relevance, log_relevance, cid, title, text,
+                content_hash, error, final_url, redirects, fetched, seq)
+         WHERE doc.oid = u.oid
+         RETURNING doc.oid, doc.url, doc.sid, doc.num_tries - 1",
+        &[
+            &c.oid,
+            &c.status,
+            &c.http_status,
+            &c.relevance,
+            &c.log_relevance,
+            &c.cid,
+            &c.title,
+            &c.text,
+            &c.content_hash,
+            &c.error,
+            &c.final_url,
+            &c.redirects,
+            &c.fetched,
+            &c.seq,
+            &now(),
+        ],
+    )?;
+    // oid → (url, server id, tries before this one)
+    let row: HashMap<i64, (String, i64, i64)> = (rows.iter())
+        .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
+        .collect();
+    if let Some(o) = batch.iter().find(|o| !row.contains_key(&o.oid.raw())) {
+        return Err(StoreError::Schema(format!(
+            "recording page {}: no such page in the crawl",
+            o.oid.raw()
+        )));
+    }
+    mark_redirect_targets(tx, batch, &mut rec.instances)?;
+    let fetched: Vec<&&Outcome> = (batch.iter())
+        .filter(|o| o.status == DocStatus::Fetched)
+        .collect();
+    let new: Vec<i64> = (fetched.iter())
+        .filter(|o| row[&o.oid.raw()].2 == 0)
+        .map(|o| o.oid.raw())
+        .collect();
+    let mut features = links_into(tx, &new)?;
+    let mut crawled: BTreeMap<i64, i64> = BTreeMap::new();
+    for (o, seq) in fetched.iter().zip(&seqs) {
+        let (url, sid, tries) = &row[&o.oid.raw()];
+        rec.fetched.push(FetchedPage {
+            seq: *seq,
+            url: url.clone(),
+            relevance: o.relevance,
+            title: o.title.clone(),
+        });
+        if *tries == 0 {
+            for f in features.remove(&o.oid.raw()).unwrap_or_default() {
+                rec.instances.push((f, o.relevance));
+            }
+        }
+        *crawled.entry(*sid).or_default() += 1;
+    }
+    let (sid, n): (Vec<i64>, Vec<i64>) = crawled.into_iter().unzip();
+    tx.execute(
+        "UPDATE server SET crawled = server.crawled + u.n
+         FROM unnest($1::int8[], $2::int8[]) AS u(sid, n) WHERE server.sid = u.sid",
+        &[&sid, &n],
+    )?;
+    Ok(row
+        .into_iter()
+        .map(|(oid, (_, sid, _))| (oid, sid))
+        .collect())
 }
 
 /// The LZ4 blob stored for a page's visible text.
@@ -83,90 +240,47 @@ fn revisit(tx: &mut Transaction<'_>, o: &Outcome) -> Result<(Option<i64>, bool)>
     Ok((Some(sid), changed))
 }
 
-/// Records a first fetch (or a failed attempt) of a frontier entry; returns its server id.
-fn attempt(tx: &mut Transaction<'_>, o: &Outcome, rec: &mut Recorded) -> Result<i64> {
-    let fetched = o.status == DocStatus::Fetched;
-    let redirects = (!o.redirects.is_empty()).then(|| o.redirects.join(" "));
-    let row = tx.query_one(
-        "UPDATE doc SET status = $2, num_tries = num_tries + 1, http_status = $3,
-           relevance = CASE WHEN $14 THEN $4 ELSE relevance END,
-           log_relevance = $5, cid = $6, title = $7, text = $8, content_hash = $9,
-           error = $10, fetched_at = $11,
-           fetch_seq = CASE WHEN $14 THEN nextval('fetch_seq') ELSE fetch_seq END,
-           first_fetched_at = CASE WHEN $14 THEN coalesce(first_fetched_at, $11)
-                                   ELSE first_fetched_at END,
-           final_url = $12, redirects = $13
-         WHERE oid = $1
-         RETURNING url, sid, num_tries - 1, fetch_seq",
-        &[
-            &o.oid.raw(),
-            &o.status.code(),
-            &o.http_status,
-            &o.relevance,
-            &o.log_relevance,
-            &o.cid,
-            &o.title,
-            &compressed(o.text.as_ref()),
-            &o.content_hash,
-            &o.error,
-            &now(),
-            &o.final_url,
-            &redirects,
-            &fetched,
-        ],
-    )?;
-    let (url, sid, tries): (String, i64, i64) = (row.get(0), row.get(1), row.get(2));
-    mark_redirect_target(tx, o, &mut rec.instances)?;
-    if fetched {
-        rec.fetched.push(FetchedPage {
-            seq: row.get(3),
-            url,
-            relevance: o.relevance,
-            title: o.title.clone(),
-        });
-        if tries == 0 {
-            instances_into(tx, o, &mut rec.instances)?;
-        }
-        tx.execute(
-            "UPDATE server SET crawled = crawled + 1 WHERE sid = $1",
-            &[&sid],
-        )?;
-    }
-    Ok(sid)
-}
-
-/// The page a redirect landed on is this page: it must not be fetched again.
-fn mark_redirect_target(
+/// The pages redirects landed on are these pages: they must not be fetched again.
+fn mark_redirect_targets(
     tx: &mut Transaction<'_>,
-    o: &Outcome,
+    batch: &[&Outcome],
     instances: &mut Vec<ApprenticeEvidence>,
 ) -> Result<()> {
-    let Some(target) = (o.final_url.as_deref()).and_then(|u| crate::canon::parse(u).ok()) else {
+    let aliases: Vec<NewUrl> = (batch.iter())
+        .filter_map(|o| crate::canon::parse(o.final_url.as_deref()?).ok())
+        .map(|target| NewUrl {
+            score: 0.0,
+            ..NewUrl::seed(&target)
+        })
+        .collect();
+    if aliases.is_empty() {
         return Ok(());
-    };
-    let alias = NewUrl {
-        score: 0.0,
-        ..NewUrl::seed(&target)
-    };
-    enqueue(tx, &[(None, &alias)], instances)?;
+    }
+    let found: Vec<Found<'_>> = aliases.iter().map(|a| (None, a)).collect();
+    enqueue(tx, &found, instances)?;
+    let urls: Vec<&str> = aliases.iter().map(|a| a.url.as_str()).collect();
     tx.execute(
-        "UPDATE doc SET status = $2, error = 'redirect-target' WHERE url = $1 AND status = 0",
-        &[&alias.url, &DocStatus::Excluded.code()],
+        "UPDATE doc SET status = $2, error = 'redirect-target' WHERE oid IN (
+           SELECT oid FROM doc WHERE url = ANY($1) AND status = 0 ORDER BY url FOR UPDATE)",
+        &[&urls, &DocStatus::Excluded.code()],
     )?;
     Ok(())
 }
 
-/// Links into a newly fetched page from pages fetched earlier become training instances.
-fn instances_into(
-    tx: &mut Transaction<'_>,
-    o: &Outcome,
-    instances: &mut Vec<ApprenticeEvidence>,
-) -> Result<()> {
-    for r in tx.query(
-        "SELECT features FROM link WHERE oid_dst = $1 AND features IS NOT NULL",
-        &[&o.oid.raw()],
-    )? {
-        instances.push((features_from_blob(r.get(0)), o.relevance));
+/// The features of links into the pages `oids` (newly fetched) from pages fetched earlier:
+/// each becomes a training instance.
+fn links_into(tx: &mut Transaction<'_>, oids: &[i64]) -> Result<HashMap<i64, Vec<Vec<u32>>>> {
+    let mut out: HashMap<i64, Vec<Vec<u32>>> = HashMap::new();
+    if oids.is_empty() {
+        return Ok(out);
     }
-    Ok(())
+    for r in tx.query(
+        "SELECT oid_dst, features FROM link WHERE oid_dst = ANY($1) AND features IS NOT NULL",
+        &[&oids],
+    )? {
+        out.entry(r.get(0))
+            .or_default()
+            .push(features_from_blob(r.get(1)));
+    }
+    Ok(out)
 }
