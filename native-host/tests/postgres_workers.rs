@@ -1,8 +1,12 @@
 //! Many worker processes share one crawl on a real PostgreSQL server (scripts/pg-cluster.sh;
-//! `FORAGER_TEST_PG`): three `forager crawl --db postgres://...` processes crawl the generated
-//! web and one is killed with SIGKILL mid-crawl. Its hosts stay leased to it until its lease
-//! lapses (made to lapse here rather than waited for), then a fourth run takes them over:
-//! nothing fetched is lost and the pages fetched are the one-process crawl's.
+//! `FORAGER_TEST_PG`).
+//! - Three `forager crawl --db postgres://...` processes crawl the generated web and one is
+//!   killed with SIGKILL mid-crawl. Its hosts stay leased to it until its lease lapses (made to
+//!   lapse here rather than waited for); the survivors wait for them meanwhile, then take them
+//!   over: nothing fetched is lost, nothing is recorded twice, and the pages fetched are the
+//!   one-process crawl's.
+//! - A `forager crawl` that finds every host with pending URLs leased to another live worker
+//!   waits (it does not end with "no links left"), and crawls them once that lease lapses.
 
 use forager::store::postgres::{testing, PgStore};
 use forager::store::CrawlDb;
@@ -40,6 +44,7 @@ fn without_trap(urls: Vec<String>) -> BTreeSet<String> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, read top to bottom
 fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expiry() {
     let Some(server) = testing::server() else {
         return;
@@ -76,6 +81,15 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
     dead.wait().unwrap();
     let at_kill = store.fetched().unwrap();
     let (hosts, _, in_flight) = testing::held_by(db.url(), &name);
+    // The survivors do not take a lease that has not lapsed: they wait for it.
+    std::thread::sleep(Duration::from_secs(2));
+    let (still, left, stuck) = testing::held_by(db.url(), &name);
+    let waiting = (workers.iter_mut())
+        .map(|w| w.try_wait().unwrap().is_none())
+        .filter(|&running| running)
+        .count();
+    let before = store.fetched().unwrap();
+    testing::lapse_lease(db.url(), &name);
     for (i, w) in workers.iter_mut().enumerate() {
         let ok = w.wait().unwrap().success();
         let i = if i >= doomed { i + 1 } else { i }; // its stderr file's number
@@ -85,21 +99,21 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
             std::fs::read_to_string(err(i)).unwrap()
         );
     }
-    // The survivors finished what they could reach; the dead worker's hosts wait for its lease.
-    let (still, left, stuck) = testing::held_by(db.url(), &name);
-    let before = store.fetched().unwrap();
-    testing::lapse_leases(db.url());
-    run(&mut crawl(&web, db.url()));
     let log = store.fetched_urls().unwrap();
     let got = without_trap(log.clone());
     eprintln!(
         "killed with {at_kill} pages fetched in all, holding {hosts} hosts and {in_flight} URLs \
-         in flight; the survivors stopped at {before} pages, the dead worker's {still} hosts \
-         still leased with {left} frontier and {stuck} in-flight URLs; after its lease lapsed \
-         a new run ended at {} pages",
+         in flight; 2 s later {waiting} survivors ran, {before} pages fetched, the dead \
+         worker's {still} hosts still leased with {left} frontier and {stuck} in-flight URLs; \
+         after its lease lapsed the survivors ended at {} pages",
         log.len()
     );
     assert_eq!(still, hosts, "a live lease was taken over");
+    assert_eq!(
+        waiting,
+        workers.len(),
+        "a survivor ended with hosts still leased"
+    );
     assert!(
         hosts > 0 && left + stuck > 0,
         "the killed worker held nothing left to crawl"
@@ -114,12 +128,80 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
     );
     assert_eq!(store.frontier_len().unwrap(), 0);
     assert_eq!(testing::in_flight(db.url()), 0, "a URL left in flight");
+    assert_eq!(testing::leased_hosts(db.url()), 0, "a host left leased");
+    assert_eq!(
+        testing::recorded_twice(db.url()),
+        0,
+        "a page recorded twice"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The first of `workers` to hold checked-out work, and its worker name. Which one gets work
-/// first is a race (one that starts late may find every host leased and end), so the test
-/// kills whichever holds work.
+#[test]
+fn a_crawl_waits_while_another_worker_holds_every_host_and_takes_them_when_its_lease_lapses() {
+    let Some(server) = testing::server() else {
+        return;
+    };
+    let dir = tmp("postgres-wait");
+    let web = dir.join("web");
+    run(forager().args(["gen-web", "--out"]).arg(&web));
+    let db = testing::TestDb::create(&server, "wait");
+    // A first run lays the crawl out: its model, its seeds and a few pages.
+    run(crawl(&web, db.url()).args(["--pages", "5"]));
+    let mut store = PgStore::open(db.url()).unwrap();
+    let held = store
+        .claim_hosts("ghost", 100_000, Duration::from_secs(3600))
+        .unwrap();
+    assert!(!held.is_empty(), "no host with pending URLs to hold");
+    let before = store.fetched().unwrap();
+    let log = dir.join("crawl.err");
+    let mut c = crawl(&web, db.url())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    // Once the crawl has looked for work (its heartbeat is written), it finds none free.
+    let t0 = Instant::now();
+    while testing::worker_of(db.url(), c.id()).is_none() {
+        assert!(c.try_wait().unwrap().is_none(), "{}", said());
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the crawl never looked for work"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        c.try_wait().unwrap().is_none(),
+        "the crawl ended while another worker held its hosts: {}",
+        said()
+    );
+    assert_eq!(store.fetched().unwrap(), before, "a held host was crawled");
+    let mut held = held;
+    held.sort();
+    assert_eq!(
+        store.held_hosts("ghost").unwrap(),
+        held,
+        "a live lease was taken over"
+    );
+    // The other worker never renews: once its lease lapses, the crawl takes its hosts on.
+    testing::lapse_lease(db.url(), "ghost");
+    assert!(c.wait().unwrap().success(), "{}", said());
+    let after = store.fetched().unwrap();
+    assert!(
+        after > before + 100,
+        "{before} pages, then {after}: {}",
+        said()
+    );
+    assert_eq!(store.frontier_len().unwrap(), 0);
+    assert_eq!(testing::leased_hosts(db.url()), 0, "a host left leased");
+    assert_eq!(testing::in_flight(db.url()), 0, "a URL left in flight");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The first of `workers` to hold checked-out work, and its worker name (which one gets work
+/// first is a race).
 fn first_holding_work(workers: &[std::process::Child], url: &str) -> (usize, String) {
     let t0 = Instant::now();
     loop {

@@ -185,12 +185,10 @@ pub(crate) fn run(a: Args) -> Result<()> {
         let proxy = (a.proxy.clone()).or_else(|| server.as_ref().map(|s| s.proxy_url()));
         let delay = a.delay.unwrap_or(if server.is_some() { 0.0 } else { 1.0 });
         let config = config_of(&a, &model, apprentice, proxy, delay);
-        let stop = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
         let bar = progress_bar(a.pages);
         let json = a.json;
-        let (reason, p) = forager::crawl::run(store, classifier, config, stop, |p| {
+        // One run; on a shared database, rounds while other workers hold the work.
+        let (reason, p) = super::worker::rounds(store, &locator, classifier, config, |p| {
             show_progress(&bar, json, p)
         })
         .await?;

@@ -97,63 +97,124 @@ pub(crate) fn run(a: Args) -> Result<()> {
         ..Default::default()
     };
     eprintln!("worker {name} joins {}", super::locator(&a.db));
-    join(store, &model, config, seconds, &name, &a.db)
+    join(store, &model, config, &name, &a.db)
 }
 
-/// Crawls until stopped; a dry frontier that other workers' leases hold means wait and look
-/// again (while URLs wait anywhere in the crawl), not leave the crawl short of a worker.
+/// Crawls until stopped or out of work ([`rounds`]), then says why.
 fn join(
     store: Box<dyn forager::store::CrawlDb>,
     model: &Model,
     config: CrawlConfig,
-    seconds: Option<Duration>,
     name: &str,
     db: &std::path::Path,
 ) -> Result<()> {
-    let started = std::time::Instant::now();
+    let locator = super::locator(db);
+    let classifier = model.clone().classifier();
     runtime()?.block_on(async move {
-        let (tx, mut stopped) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            let _ = tx.send(true);
-        });
-        let mut store = Some(store);
-        loop {
-            let mut config = config.clone();
-            if let Some(limit) = seconds {
-                config.max_time = Some(limit.saturating_sub(started.elapsed()));
-            }
-            let db = match store.take() {
-                Some(s) => s,
-                None => forager::store::open(&super::locator(db))?,
-            };
-            let mut stop = stopped.clone();
-            let stop = async move {
-                let _ = stop.wait_for(|s| *s).await;
-            };
-            let (reason, p) =
-                forager::crawl::run(db, model.clone().classifier(), config, stop, |_| {}).await?;
-            // A dry frontier here may be one other workers' leases hold: while URLs wait
-            // anywhere in the crawl, wait and try again rather than leave the crawl short.
-            let out_of_time = seconds.is_some_and(|l| started.elapsed() + RETRY >= l);
-            if reason != forager::crawl::StopReason::FrontierEmpty
-                || p.frontier == 0
-                || out_of_time
-                || *stopped.borrow()
-            {
-                eprintln!(
-                    "stopped: {reason:?}; worker {name}; crawl fetched {} pages; frontier {}",
-                    p.fetched, p.frontier
-                );
-                return anyhow::Ok(());
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(RETRY) => {}
-                _ = stopped.wait_for(|s| *s) => {}
-            }
-        }
+        let (reason, p) = rounds(store, &locator, classifier, config, |_| {}).await?;
+        eprintln!(
+            "stopped: {reason:?}; worker {name}; crawl fetched {} pages; frontier {}",
+            p.fetched, p.frontier
+        );
+        anyhow::Ok(())
     })
 }
 
-/// How long a worker that found no free host waits before it looks again.
+/// Runs a crawl to its end. On a shared database that is round after round: a round that
+/// ends with no free host left while other workers hold hosts waits and runs again
+/// ([`wait_for_others`]), so a process does not leave the crawl short while its work is in
+/// other hands. `config.max_time` is the budget of all rounds; Ctrl-C stops the crawl.
+pub(crate) async fn rounds(
+    store: Box<dyn forager::store::CrawlDb>,
+    locator: &forager::store::Locator,
+    classifier: std::sync::Arc<forager_classifier::Classifier>,
+    config: CrawlConfig,
+    mut on_progress: impl FnMut(&forager::crawl::Progress),
+) -> Result<(forager::crawl::StopReason, forager::crawl::Progress)> {
+    let started = std::time::Instant::now();
+    let limit = config.max_time;
+    let stopped = stop_signal();
+    let mut store = Some(store);
+    loop {
+        let mut config = config.clone();
+        config.max_time = time_left(limit, started);
+        let db = match store.take() {
+            Some(s) => s,
+            None => forager::store::open(locator)?,
+        };
+        let stop = stopped_future(&stopped);
+        let (reason, p) =
+            forager::crawl::run(db, classifier.clone(), config, stop, &mut on_progress).await?;
+        if !wait_for_others(locator, reason, &stopped, time_left(limit, started)).await? {
+            return Ok((reason, p));
+        }
+    }
+}
+
+/// How long a process of a shared crawl that found no free host waits before it looks again.
 const RETRY: Duration = Duration::from_secs(1);
+
+/// A flag that turns true on Ctrl-C (a stop asked for, which every round of a crawl obeys).
+fn stop_signal() -> tokio::sync::watch::Receiver<bool> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+/// A future that resolves once `stopped` turns true.
+fn stopped_future(
+    stopped: &tokio::sync::watch::Receiver<bool>,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let mut s = stopped.clone();
+    async move {
+        let _ = s.wait_for(|v| *v).await;
+    }
+}
+
+/// What is left of a time budget of `limit` from `started` (`None`: no budget).
+fn time_left(limit: Option<Duration>, started: std::time::Instant) -> Option<Duration> {
+    limit.map(|l| l.saturating_sub(started.elapsed()))
+}
+
+/// After a round of a crawl on a shared database ended with `reason`: whether to run another
+/// one. It does (after a short wait) when the frontier ran dry for this process while other
+/// workers hold hosts: live ones, whose pages in flight may bring new links, and dead ones
+/// whose leases have yet to lapse, whose URLs come back to the crawl when they do. It does not
+/// on a budget, a stop, a SQLite file (one process), or a crawl no one else holds a host of.
+async fn wait_for_others(
+    locator: &forager::store::Locator,
+    reason: forager::crawl::StopReason,
+    stopped: &tokio::sync::watch::Receiver<bool>,
+    left: Option<Duration>,
+) -> Result<bool> {
+    let shared = matches!(locator, forager::store::Locator::Postgres(_));
+    let out_of_time = left.is_some_and(|l| l <= RETRY);
+    if !shared
+        || reason != forager::crawl::StopReason::FrontierEmpty
+        || out_of_time
+        || *stopped.borrow()
+    {
+        return Ok(false);
+    }
+    let l = locator.clone();
+    let held = tokio::task::spawn_blocking(move || others_hold_hosts(&l)).await??;
+    if !held {
+        return Ok(false);
+    }
+    let mut stop = stopped.clone();
+    tokio::select! {
+        _ = tokio::time::sleep(RETRY) => {}
+        _ = stop.wait_for(|s| *s) => {}
+    }
+    Ok(!*stopped.borrow())
+}
+
+/// Whether any worker of the crawl at `locator` holds a host (this process, between rounds,
+/// holds none: a round gives its hosts back when it ends).
+fn others_hold_hosts(locator: &forager::store::Locator) -> Result<bool> {
+    let reader = forager::store::open_read(locator)?;
+    Ok(reader.workers()?.iter().any(|w| w.hosts > 0))
+}

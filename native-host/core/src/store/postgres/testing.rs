@@ -109,6 +109,29 @@ pub fn lapse_leases(url: &str) {
     );
 }
 
+/// Makes `worker`'s lease lapse now, as the clock would once it stopped renewing (a killed
+/// worker's; the others keep theirs).
+pub fn lapse_lease(url: &str, worker: &str) {
+    let name = worker.replace('\'', "''");
+    number(
+        url,
+        &format!(
+            "WITH l AS (UPDATE worker SET lease_until = 0 WHERE name = '{name}' RETURNING 1)
+             SELECT count(*) FROM l"
+        ),
+    );
+}
+
+/// Fetches recorded beyond one per fetched page (a page recorded twice counts twice on its
+/// host's `crawled`): 0 when no page was fetched and recorded by two workers.
+pub fn recorded_twice(url: &str) -> i64 {
+    number(
+        url,
+        "SELECT (SELECT coalesce(sum(crawled), 0)::int8 FROM server)
+              - (SELECT count(*) FROM doc WHERE status = 2)",
+    )
+}
+
 /// How many hosts are leased to some worker.
 pub fn leased_hosts(url: &str) -> i64 {
     number(
@@ -145,4 +168,34 @@ pub fn held_by(url: &str, worker: &str) -> (i64, i64, i64) {
         q("SELECT count(*) FROM doc d JOIN server s USING (sid) WHERE s.lease_owner = '$W' AND d.status = 0"),
         q("SELECT count(*) FROM doc d JOIN server s USING (sid) WHERE s.lease_owner = '$W' AND d.status = 1"),
     )
+}
+
+/// A connection that samples what the server's sessions on one crawl database are doing.
+pub struct Sessions(postgres::Client);
+
+impl Sessions {
+    /// Connects to the crawl database at `url`.
+    pub fn connect(url: &str) -> Sessions {
+        Sessions(
+            postgres::Client::connect(url, postgres::NoTls)
+                .unwrap_or_else(|e| panic!("connecting to {url}: {e}")),
+        )
+    }
+
+    /// The other sessions on the database by what they do, with counts: their state, and
+    /// what they wait for when they wait ("active", "active Lock:advisory", "idle in
+    /// transaction Client:ClientRead", "idle Client:ClientRead", ...).
+    pub fn sample(&mut self) -> Vec<(String, i64)> {
+        let rows = self
+            .0
+            .query(
+                "SELECT concat_ws(' ', state, wait_event_type || ':' || wait_event), count(*)
+                 FROM pg_stat_activity
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()
+                 GROUP BY 1 ORDER BY 1",
+                &[],
+            )
+            .unwrap_or_default();
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+    }
 }
