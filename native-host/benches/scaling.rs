@@ -9,8 +9,9 @@
 //! process), SCALING_DELAY (1 s per host), SCALING_WARMUP (8 s), SCALING_WINDOW (20 s),
 //! SCALING_LATENCY (50..100 ms).
 
-mod common;
-use forager::store::postgres::{testing::TestDb, PgStore};
+#[path = "common/pg.rs"]
+mod pg;
+use forager::store::postgres::{testing, testing::TestDb, PgStore};
 use forager::store::CrawlDb;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,49 +21,6 @@ fn knob<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// A throwaway cluster started for this run (stopped and deleted on drop), or the given server.
-struct Pg {
-    url: String,
-    state: Option<std::path::PathBuf>,
-}
-
-impl Pg {
-    fn get() -> Pg {
-        if let Ok(url) = std::env::var("FORAGER_TEST_PG") {
-            if !url.is_empty() {
-                return Pg { url, state: None };
-            }
-        }
-        let state = std::env::temp_dir().join(format!("forager-scaling-pg-{}", std::process::id()));
-        let out = Command::new(common::repo().join("scripts/pg-cluster.sh"))
-            .arg("start")
-            .env("FORAGER_PG_STATE", &state)
-            .output()
-            .expect("scripts/pg-cluster.sh");
-        assert!(
-            out.status.success(),
-            "pg-cluster.sh start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let url = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-        Pg {
-            url,
-            state: Some(state),
-        }
-    }
-}
-
-impl Drop for Pg {
-    fn drop(&mut self) {
-        if let Some(state) = &self.state {
-            let _ = Command::new(common::repo().join("scripts/pg-cluster.sh"))
-                .arg("stop")
-                .env("FORAGER_PG_STATE", state)
-                .status();
-        }
-    }
 }
 
 /// CPU seconds (user + system) a process has used so far, from /proc.
@@ -120,16 +78,12 @@ fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
     common_args(&mut crawl);
     crawl.stderr(std::fs::File::create(log(0)).unwrap());
     let mut kids: Vec<Child> = vec![crawl.spawn().unwrap()];
+    // Workers join once the crawl has stored its model (else they say so and stop).
     let t = Instant::now();
-    // A worker that finds no free host with pending URLs stops at once: join once the
-    // frontier has spread over many hosts.
-    let spread = || {
-        PgStore::open(db.url())
-            .and_then(|s| s.frontier_len())
-            .unwrap_or(0)
-    };
-    while spread() < 1000 && t.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(200));
+    let laid_out =
+        || PgStore::open(db.url()).is_ok_and(|s| s.model_bytes().is_ok_and(|m| m.is_some()));
+    while !laid_out() && t.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
     }
     for i in 1..n {
         let mut w = Command::new(env!("CARGO_BIN_EXE_forager"));
@@ -142,8 +96,18 @@ fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
     let me = std::process::id();
     let cpu0: Vec<f64> = kids.iter().map(|k| cpu_secs(k.id())).collect();
     let (me0, f0, t0) = (cpu_secs(me), fetched(db.url()), Instant::now());
-    std::thread::sleep(Duration::from_secs_f64(s.window));
+    let sessions = sample_sessions(db.url(), Duration::from_secs_f64(s.window));
     let (f1, secs) = (fetched(db.url()), t0.elapsed().as_secs_f64());
+    let held: Vec<String> = (PgStore::open(db.url()).and_then(|s| s.reader().workers()))
+        .unwrap_or_default()
+        .iter()
+        .filter(|w| w.hosts > 0)
+        .map(|w| w.hosts.to_string())
+        .collect();
+    eprintln!(
+        "{n} processes: hosts held at the window's end {}; server sessions on average: {sessions}",
+        held.join(" ")
+    );
     let mut cpu: Vec<f64> = kids
         .iter()
         .zip(&cpu0)
@@ -166,6 +130,26 @@ fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
     }
     drop(db);
     ((f1 - f0) as f64 / secs, cpu, f1)
+}
+
+/// Samples the server's sessions on the crawl database every 100 ms for `window`: the average
+/// number in each state (running, waiting for a lock, idle in a transaction: a round trip to
+/// the client, idle), as one line.
+fn sample_sessions(url: &str, window: Duration) -> String {
+    let mut sessions = testing::Sessions::connect(url);
+    let mut sum: std::collections::BTreeMap<String, i64> = Default::default();
+    let (t, mut samples) = (Instant::now(), 0);
+    while t.elapsed() < window {
+        for (what, n) in sessions.sample() {
+            *sum.entry(what).or_default() += n;
+        }
+        samples += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let each: Vec<String> = (sum.iter())
+        .map(|(what, n)| format!("{what} {:.2}", *n as f64 / f64::from(samples.max(1))))
+        .collect();
+    each.join(", ")
 }
 
 /// The generated web of `sites` sites, its host count, the astronomy task's seeds and good
@@ -213,7 +197,7 @@ fn main() {
     }
     let sites: usize = knob("SCALING_SITES", 2000);
     let latency: forager::serve::Latency = knob("SCALING_LATENCY", "50..100".parse().unwrap());
-    let pg = Pg::get();
+    let pg = pg::Pg::get();
     let dir = std::env::temp_dir().join(format!("forager-scaling-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (web, hosts, seeds, good, model_path) = generate(sites, &dir);
