@@ -275,44 +275,40 @@ mod tests {
     use super::*;
     use crate::synthweb::{SynthConfig, SynthWeb};
 
+    /// A client whose every request goes through `server`.
+    fn proxied(server: &Server) -> reqwest::Client {
+        reqwest::Client::builder()
+            .proxy(reqwest::Proxy::all(server.proxy_url()).unwrap())
+            .build()
+            .unwrap()
+    }
+
+    /// GET `url` through `client`: the status and the body.
+    async fn get(client: &reqwest::Client, url: &str) -> (reqwest::StatusCode, String) {
+        let r = client.get(url).send().await.unwrap();
+        (r.status(), r.text().await.unwrap())
+    }
+
     #[tokio::test]
     async fn serves_pages_404s_and_502s_through_a_proxy() {
         let synth = SynthWeb::generate(&SynthConfig::default());
-        let (url, _) = synth.files.iter().next().unwrap();
-        let url = url.clone();
+        let url = synth.files.keys().next().unwrap().clone();
         let server = start(synth.web.clone(), "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
-        let client = reqwest::Client::builder()
-            .proxy(reqwest::Proxy::all(server.proxy_url()).unwrap())
-            .build()
-            .unwrap();
-        let ok = client.get(&url).send().await.unwrap();
-        assert_eq!(ok.status(), 200);
-        assert_eq!(ok.text().await.unwrap(), synth.files[&url]);
+        let client = proxied(&server);
+        let (ok, body) = get(&client, &url).await;
+        assert_eq!((ok.as_u16(), &body), (200, &synth.files[&url]));
         let host = url::Url::parse(&url)
             .unwrap()
             .host_str()
             .unwrap()
             .to_owned();
-        let missing = client
-            .get(format!("http://{host}/no-such-page.html"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(missing.status(), 404);
-        let dead = client
-            .get("http://no-such-host.test/")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(dead.status(), 502);
-        let trap = client
-            .get("http://events-calendar.test/calendar/2024/12")
-            .send()
-            .await
-            .unwrap();
-        assert!(trap.text().await.unwrap().contains("/calendar/2025/1"));
+        let missing = get(&client, &format!("http://{host}/no-such-page.html")).await;
+        assert_eq!(missing.0, 404);
+        assert_eq!(get(&client, "http://no-such-host.test/").await.0, 502);
+        let trap = get(&client, "http://events-calendar.test/calendar/2024/12").await;
+        assert!(trap.1.contains("/calendar/2025/1"));
         server.shutdown().await;
     }
 
@@ -322,19 +318,13 @@ mod tests {
         let server = start_procedural(web.clone(), "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
-        let client = reqwest::Client::builder()
-            .proxy(reqwest::Proxy::all(server.proxy_url()).unwrap())
-            .build()
-            .unwrap();
-        let get = |u: &str| client.get(u.to_owned()).send();
-        let ok = get("http://cooking4.gen.test/p77.html").await.unwrap();
-        assert_eq!(ok.status(), 200);
-        let body = ok.text().await.unwrap();
+        let client = proxied(&server);
+        let (ok, body) = get(&client, "http://cooking4.gen.test/p77.html").await;
+        assert_eq!(ok, 200);
         assert_eq!(Some(body), web.page("cooking4.gen.test", "/p77.html"));
-        let missing = get("http://cooking4.gen.test/robots.txt").await.unwrap();
-        assert_eq!(missing.status(), 404);
-        let dead = get("http://cooking10.gen.test/").await.unwrap();
-        assert_eq!(dead.status(), 502);
+        let missing = get(&client, "http://cooking4.gen.test/robots.txt").await;
+        assert_eq!(missing.0, 404);
+        assert_eq!(get(&client, "http://cooking10.gen.test/").await.0, 502);
         server.shutdown().await;
     }
 
@@ -388,14 +378,10 @@ mod tests {
         )
         .await
         .unwrap();
-        let client = reqwest::Client::builder()
-            .proxy(reqwest::Proxy::all(server.proxy_url()).unwrap())
-            .build()
-            .unwrap();
+        let client = proxied(&server);
         let t = std::time::Instant::now();
-        let ok = client.get(&url).send().await.unwrap();
-        assert_eq!(ok.status(), 200);
-        assert_eq!(ok.text().await.unwrap(), synth.files[&url]);
+        let (ok, body) = get(&client, &url).await;
+        assert_eq!((ok.as_u16(), &body), (200, &synth.files[&url]));
         let took = t.elapsed();
         assert!(took >= latency.for_url(&url), "{took:?}");
         assert!(took >= std::time::Duration::from_millis(300), "{took:?}");

@@ -60,16 +60,14 @@ pub(super) fn migrate(conn: &Connection) -> Result<()> {
 }
 
 /// One writer only: whoever held leases in this file before is gone, so every lease has
-/// expired. Their hosts are free and their in-flight URLs back in the frontier.
+/// expired ([`expire`] at the end of time). Their hosts are free and their in-flight URLs back
+/// in the frontier, with any in flight under no lease (a database from before leases).
 pub(super) fn expire_all(conn: &Connection) -> Result<()> {
     conn.execute(
         "UPDATE doc SET status = ?1 WHERE status = ?2",
         params![DocStatus::Unvisited, DocStatus::InFlight],
     )?;
-    conn.execute_batch(
-        "UPDATE server SET lease_owner = NULL WHERE lease_owner IS NOT NULL;
-         DELETE FROM worker;",
-    )?;
+    expire(conn, f64::MAX)?;
     Ok(())
 }
 
@@ -275,7 +273,7 @@ impl Store {
 
 /// Ends the leases of workers whose lease ran out before `at`: returns the in-flight URLs that
 /// came back to the frontier.
-fn expire(tx: &Transaction<'_>, at: f64) -> Result<usize> {
+fn expire(tx: &Connection, at: f64) -> Result<usize> {
     const LAPSED: &str = "lease_owner IS NOT NULL
         AND lease_owner NOT IN (SELECT name FROM worker WHERE lease_until >= ?1)";
     let back = tx
