@@ -6,6 +6,12 @@ use super::CrawlError;
 use crate::store::{CrawlDb, Outcome, Recorded, StoreError};
 use tokio::task::{JoinError, JoinHandle};
 
+/// Outcomes that make a record due (also due after 200 ms, or when no fetch is out). While
+/// a record runs the outcomes gather, so the next batch is what came meanwhile: when the
+/// loop is ahead of the writer, batches grow. Bigger batches write each touched database
+/// page once for more pages (#27: 64 → 256 cut the crawler's CPU by ~8% on FOLDOC).
+pub(super) const BATCH: usize = 256;
+
 /// What a record job hands back: the store, and what the record made of the batch.
 type Landed<S> = (S, Result<Recorded, StoreError>);
 

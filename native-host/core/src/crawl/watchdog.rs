@@ -332,7 +332,7 @@ impl<S: CrawlDb> Watchdog<S> {
             // A whole wave, in checkout order: the same record whatever order fetches end in.
             self.in_flight == 0
         } else {
-            self.pending.len() >= 64
+            self.pending.len() >= super::recorder::BATCH
                 || self.in_flight == 0
                 || self.last_flush.elapsed() > Duration::from_millis(200)
         };
