@@ -23,13 +23,16 @@ pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RECORD_LOCK])?;
     let mut rec = Recorded::default();
     let mut found: Vec<Found<'_>> = Vec::new();
+    let mut searchable: Vec<&Outcome> = Vec::new();
     for o in batch {
         let sid = if o.revisit {
             rec.revisited += 1;
             let (sid, changed) = revisit(&mut tx, o)?;
             rec.changed += usize::from(changed);
+            searchable.extend(changed.then_some(o));
             sid
         } else {
+            searchable.extend((o.status == DocStatus::Fetched).then_some(o));
             Some(attempt(&mut tx, o, &mut rec)?)
         };
         if let Some(sid) = sid {
@@ -37,6 +40,7 @@ pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
         }
     }
     enqueue(&mut tx, &found, &mut rec.instances)?;
+    super::search::index_pages(&mut tx, &searchable)?;
     tx.commit()?;
     Ok(rec)
 }
