@@ -3,11 +3,18 @@
 //! over 200 queries and the index's share of the database, on FOLDOC and on a 100k-page
 //! generated crawl (FOLDOC's texts recombined, recorded through the store with the index on and
 //! off); and precision at 10 of relevant pages for 50 queries of the tasks' topic words,
-//! BM25 combined with R against BM25 alone. Prints numbers; asserts only sanity.
+//! BM25 combined with R against BM25 alone. With a PostgreSQL server (`FORAGER_TEST_PG`, from
+//! scripts/pg-cluster.sh), the same latency and index share on PostgreSQL's `tsvector` index:
+//! FOLDOC's fetched pages and the generated crawl recorded through its door. Prints numbers;
+//! asserts only sanity.
 
 mod common;
 use forager::miniweb::MiniWeb;
-use forager::store::{DocStatus, NewUrl, Outcome, ReadOnly, Reader as _, SearchRanking, Store};
+use forager::store::postgres::{testing, PgStore};
+use forager::store::{
+    CrawlDb, DocStatus, NewUrl, Outcome, ReadOnly, Reader, SearchRanking, Store, LEASE,
+    LOCAL_WORKER,
+};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -64,8 +71,11 @@ fn crawl(db: &Path, model: &Path, proxy: &str, seeds: &[String], index: bool) ->
 
 /// Median and worst latency in ms of `queries` on `db` (each query's best of three runs).
 fn latency(db: &Path, queries: &[String]) -> (f64, f64, usize) {
-    let ro = ReadOnly::open(db).unwrap();
-    let r = ro.read();
+    latency_of(&ReadOnly::open(db).unwrap().read(), queries)
+}
+
+/// Median and worst latency in ms of `queries` read by `r` (each query's best of three runs).
+fn latency_of(r: &dyn Reader, queries: &[String]) -> (f64, f64, usize) {
     let mut ms = Vec::new();
     let mut each = Vec::new();
     let mut hits = 0;
@@ -265,13 +275,13 @@ fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
     println!("    queries: {}", shown.join(", "));
 }
 
-/// A 100k-page crawl recorded through the store from FOLDOC's pages recombined (each page the
-/// text of one FOLDOC page and a random other, with the first one's R and title): seconds
-/// spent recording.
-fn generated(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
+/// A `pages`-page crawl recorded through `store`'s door from FOLDOC's fetched pages in
+/// `source`: each page the text of one FOLDOC page (in turn) and, when `recombine`, of a
+/// random other, with the first one's R and title. Returns the seconds spent recording.
+fn generated(source: &Path, store: &mut dyn CrawlDb, pages: usize, recombine: bool) -> f64 {
     let conn = Store::open_read_only(source).unwrap();
     let mut st = conn
-        .prepare("SELECT title, text, relevance, log_relevance, cid FROM doc WHERE status = 2 AND text IS NOT NULL")
+        .prepare("SELECT title, text, relevance, log_relevance, cid FROM doc WHERE status = 2 AND text IS NOT NULL ORDER BY fetch_seq")
         .unwrap();
     type Row = (Option<String>, String, f64, Option<f64>, Option<i64>);
     let rows: Vec<Row> = (st.query_map([], |r| {
@@ -287,8 +297,6 @@ fn generated(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
     .unwrap()
     .flatten()
     .collect();
-    let mut store = Store::open(db).unwrap();
-    store.keep_search_index(index);
     let seeds: Vec<NewUrl> = (0..pages)
         .map(|i| NewUrl {
             url: format!("http://gen{}.test/p{i}", i % 997),
@@ -300,19 +308,25 @@ fn generated(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
             weight: 1.0,
         })
         .collect();
-    store.add_seeds(&seeds).unwrap();
+    for chunk in seeds.chunks(10_000) {
+        store.add_seeds(chunk).unwrap();
+    }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(100);
     let mut secs = 0.0;
     let mut i = 0;
     loop {
-        let work = store.checkout(256).unwrap();
+        let work = store.checkout(LOCAL_WORKER, 256, LEASE).unwrap();
         if work.is_empty() {
             break;
         }
         let batch: Vec<Outcome> = (work.iter())
             .map(|w| {
                 let (title, text, r, lr, cid) = &rows[i % rows.len()];
-                let other = &rows[rng.random_range(0..rows.len())].1;
+                let text = if recombine {
+                    format!("{text}\n{}", rows[rng.random_range(0..rows.len())].1)
+                } else {
+                    text.clone()
+                };
                 i += 1;
                 Outcome {
                     oid: w.oid,
@@ -322,7 +336,7 @@ fn generated(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
                     log_relevance: lr.unwrap_or(f64::NEG_INFINITY),
                     cid: *cid,
                     title: title.clone(),
-                    text: Some(format!("{text}\n{other}")),
+                    text: Some(text),
                     content_hash: Some(format!("{i:x}")),
                     ..Outcome::default()
                 }
@@ -333,6 +347,45 @@ fn generated(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
         secs += t.elapsed().as_secs_f64();
     }
     secs
+}
+
+/// A SQLite crawl database at `db` recorded by [`generated`], the index kept or not.
+fn generated_sqlite(source: &Path, db: &Path, pages: usize, index: bool) -> f64 {
+    let mut store = Store::open(db).unwrap();
+    store.keep_search_index(index);
+    generated(source, &mut store, pages, true)
+}
+
+/// The PostgreSQL rows: FOLDOC's `foldoc` fetched pages (from the SQLite crawl `on`) and the
+/// `pages`-page generated crawl recorded into databases of the test server, then the same
+/// measures as SQLite's (queries from the SQLite twins `on` and `gen_on`).
+fn postgres_rows(on: &Path, foldoc: usize, gen_on: &Path, pages: usize) {
+    let Some(server) = std::env::var(testing::SERVER_VAR)
+        .ok()
+        .filter(|s| !s.is_empty())
+    else {
+        println!("  PostgreSQL: skipped ({} is not set)", testing::SERVER_VAR);
+        return;
+    };
+    for (name, source, n, recombine, queries_from) in [
+        ("FOLDOC", on, foldoc, false, on),
+        ("generated", on, pages, true, gen_on),
+    ] {
+        let db = testing::TestDb::create(&server, &format!("sbench-{name}"));
+        let mut store = PgStore::open(db.url()).unwrap();
+        let secs = generated(source, &mut store, n, recombine);
+        let (ix, all) = store.search_index_bytes().unwrap();
+        println!(
+            "  PostgreSQL {name} ({n} pages): recorded {:.0} pages/s; index (table + GIN) {:.1} MB of a {:.1} MB database = {:.1}%",
+            n as f64 / secs,
+            ix as f64 / 1e6,
+            all as f64 / 1e6,
+            100.0 * ix as f64 / all as f64
+        );
+        let queries = user_queries(queries_from);
+        let (med, worst, hits) = latency_of(&store, &queries);
+        println!("  PostgreSQL {name} ({n} pages), 200 queries (best of 3 runs each): median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");
+    }
 }
 
 /// The database's bytes with the index as the previous build made it (its own copy of every
@@ -475,8 +528,8 @@ fn main() {
         .unwrap_or(100_000);
     let gen_on = fresh("gen-on");
     let gen_off = fresh("gen-off");
-    let rec_on = generated(&on, &gen_on, pages, true);
-    let rec_off = generated(&on, &gen_off, pages, false);
+    let rec_on = generated_sqlite(&on, &gen_on, pages, true);
+    let rec_off = generated_sqlite(&on, &gen_off, pages, false);
     println!(
         "  generated crawl of {pages} pages: recording {:.0} pages/s with the index, {:.0} without ({:.1}% slower)",
         pages as f64 / rec_on,
@@ -487,6 +540,7 @@ fn main() {
     let queries = user_queries(&gen_on);
     let (med, worst, hits) = latency(&gen_on, &queries);
     println!("  generated ({pages} pages), 200 queries (best of 3 runs each): median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");
+    postgres_rows(&on, n_on as usize, &gen_on, pages);
     for p in [on, off, gen_on, gen_off, model_path] {
         remove(&p);
     }

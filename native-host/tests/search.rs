@@ -1,36 +1,82 @@
-//! Searching a harvest and seeing what is new (#30): `forager search` and the host's `search`
-//! request given arbitrary text (no panic, no SQL error text, bounded time), and the Atom feed
-//! of a crawl with revisits read by a real Atom parser (Python's feedparser, pinned in
+//! Searching a harvest and seeing what is new (#30), on both back-ends: `forager search` and
+//! the store's search given arbitrary text (no panic, no SQL error text, bounded time) on the
+//! same crawl in SQLite and in PostgreSQL (one body, two stores; PostgreSQL from
+//! scripts/pg-cluster.sh, `FORAGER_TEST_PG`), the host's `search` request, and the Atom feed of
+//! a crawl with revisits read by a real Atom parser (Python's feedparser, pinned in
 //! scripts/setup.sh).
 
 mod common;
 use common::host::Host;
 use common::{forager, run, tmp, trained_web};
-use forager::store::{ReadOnly, SearchRanking, StoreError};
+use forager::store::postgres::testing::{self, TestDb};
+use forager::store::{Locator, Reader, SearchRanking, StoreError};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// A crawl of the generated web (150 pages of the astronomy task), made once: (dir, db).
+/// The crawl of a test: `forager crawl` of the generated web (150 pages of the astronomy
+/// task) into `db` (a file or a server's database).
+fn crawl_web(web: &Path, db: &Path) {
+    run(forager()
+        .args(["crawl", "--task", "astronomy", "--pages", "150", "--web"])
+        .arg(web)
+        .arg("--db")
+        .arg(db));
+}
+
+/// A crawl of the generated web in SQLite, made once: (dir, db).
 fn crawled() -> &'static (PathBuf, PathBuf) {
     static DB: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     DB.get_or_init(|| {
         let dir = tmp("search-crawl");
         let (web, _) = trained_web(&dir);
         let db = dir.join("crawl.db");
-        run(forager()
-            .args(["crawl", "--task", "astronomy", "--pages", "150", "--web"])
-            .arg(&web)
-            .arg("--db")
-            .arg(&db));
+        crawl_web(&web, &db);
         (dir, db)
     })
 }
 
-/// Words of SQL or SQLite errors that must never reach a user.
+/// The same crawl in a PostgreSQL database, made once: (its database, its URL as a `--db`
+/// argument); `None` without a test server (a skip on a developer's machine, a failure in CI).
+fn crawled_pg() -> Option<&'static (TestDb, PathBuf)> {
+    static DB: OnceLock<Option<(TestDb, PathBuf)>> = OnceLock::new();
+    DB.get_or_init(|| {
+        let server = testing::server()?;
+        let db = TestDb::create(&server, "search");
+        let url = PathBuf::from(db.url());
+        crawl_web(&crawled().0.join("web"), &url);
+        Some((db, url))
+    })
+    .as_ref()
+}
+
+/// Each back-end's crawl: (back-end, crawl database as commands take it).
+fn crawls() -> Vec<(&'static str, &'static Path)> {
+    let mut all = vec![("sqlite", crawled().1.as_path())];
+    all.extend(crawled_pg().map(|(_, url)| ("postgres", url.as_path())));
+    all
+}
+
+/// A back-end's name and a reader of its crawl.
+type Named = (&'static str, Mutex<Box<dyn Reader + Send>>);
+
+/// A reader of each back-end's crawl, opened once.
+fn readers() -> &'static [Named] {
+    static READERS: OnceLock<Vec<Named>> = OnceLock::new();
+    READERS.get_or_init(|| {
+        (crawls().into_iter())
+            .map(|(name, db)| {
+                let ro = forager::store::open_read(&Locator::from_path(db)).unwrap();
+                (name, Mutex::new(ro))
+            })
+            .collect()
+    })
+}
+
+/// Words of SQL, SQLite or PostgreSQL errors that must never reach a user.
 fn sql_leak(msg: &str) -> bool {
     let m = msg.to_lowercase();
     [
@@ -41,6 +87,10 @@ fn sql_leak(msg: &str) -> bool {
         "no such column",
         "malformed",
         "unterminated",
+        "tsquery",
+        "tsvector",
+        "db error",
+        "postgres",
     ]
     .iter()
     .any(|w| m.contains(w))
@@ -75,46 +125,53 @@ fn queries() -> impl Strategy<Value = String> {
 
 #[test]
 fn forager_search_lists_pages_with_marked_snippets_and_refuses_bad_queries_in_words() {
-    let (_, db) = crawled();
-    let out = run(forager()
-        .arg("search")
-        .arg(db)
-        .args(["star", "--json", "--limit", "5"]));
-    let hits: Vec<Value> = serde_json::from_str(&out).unwrap();
-    assert!(!hits.is_empty(), "no hit for 'star' in an astronomy crawl");
-    assert!(hits.len() <= 5);
-    for h in &hits {
-        assert!(h["url"].as_str().unwrap().starts_with("http://"), "{h}");
-        assert!(h["relevance"].is_f64() && h["fetched_at"].is_f64(), "{h}");
-        let parts = h["snippet"].as_array().unwrap();
-        let text = h["title"].as_str().unwrap().to_lowercase();
-        let marked = parts
-            .iter()
-            .skip(1)
-            .step_by(2)
-            .any(|p| p.as_str().unwrap().to_lowercase().starts_with("star"));
+    for (store, db) in crawls() {
+        let out = run(forager()
+            .arg("search")
+            .arg(db)
+            .args(["star", "--json", "--limit", "5"]));
+        let hits: Vec<Value> = serde_json::from_str(&out).unwrap();
         assert!(
-            marked || text.contains("star"),
-            "no matched word marked: {h}"
+            !hits.is_empty(),
+            "{store}: no hit for 'star' in an astronomy crawl"
         );
+        assert!(hits.len() <= 5);
+        for h in &hits {
+            assert!(h["url"].as_str().unwrap().starts_with("http://"), "{h}");
+            assert!(h["relevance"].is_f64() && h["fetched_at"].is_f64(), "{h}");
+            let parts = h["snippet"].as_array().unwrap();
+            let text = h["title"].as_str().unwrap().to_lowercase();
+            let marked = parts
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .any(|p| p.as_str().unwrap().to_lowercase().starts_with("star"));
+            assert!(
+                marked || text.contains("star"),
+                "{store}: no matched word marked: {h}"
+            );
+        }
+        let text = run(forager().arg("search").arg(db).arg("star"));
+        assert!(
+            text.contains("**") && text.contains("R "),
+            "{store}: {text}"
+        );
+        for bad in ["\"", "( ) * ^ - :", &"x".repeat(10_000)] {
+            let out = (forager()
+                .env("RUST_BACKTRACE", "0")
+                .env("RUST_LIB_BACKTRACE", "0"))
+            .arg("search")
+            .arg(db)
+            .arg(bad)
+            .output()
+            .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{store}: {bad:?} accepted");
+            assert!(!sql_leak(&err) && err.len() < 300, "{store}: {err}");
+        }
+        // Operators are words: "AND OR" finds nothing rather than failing.
+        run(forager().arg("search").arg(db).arg("star AND"));
     }
-    let text = run(forager().arg("search").arg(db).arg("star"));
-    assert!(text.contains("**") && text.contains("R "), "{text}");
-    for bad in ["\"", "( ) * ^ - :", &"x".repeat(10_000)] {
-        let out = (forager()
-            .env("RUST_BACKTRACE", "0")
-            .env("RUST_LIB_BACKTRACE", "0"))
-        .arg("search")
-        .arg(db)
-        .arg(bad)
-        .output()
-        .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{bad:?} accepted");
-        assert!(!sql_leak(&err) && err.len() < 300, "{err}");
-    }
-    // Operators are words: "AND OR" finds nothing rather than failing.
-    run(forager().arg("search").arg(db).arg("star AND"));
 }
 
 proptest! {
@@ -122,17 +179,18 @@ proptest! {
 
     #[test]
     fn any_query_text_is_searched_or_refused_in_words(q in queries()) {
-        let (_, db) = crawled();
-        let ro = ReadOnly::open(db).unwrap();
-        let t = Instant::now();
-        match ro.read().search(&q, 20, SearchRanking::Combined) {
-            Ok(hits) => prop_assert!(hits.len() <= 20),
-            Err(StoreError::BadQuery(why)) => {
-                prop_assert!(!sql_leak(&why) && why.len() < 200, "{}", why)
+        for (store, ro) in readers() {
+            let ro = ro.lock().unwrap_or_else(|p| p.into_inner());
+            let t = Instant::now();
+            match ro.search(&q, 20, SearchRanking::Combined) {
+                Ok(hits) => prop_assert!(hits.len() <= 20),
+                Err(StoreError::BadQuery(why)) => {
+                    prop_assert!(!sql_leak(&why) && why.len() < 200, "{}", why)
+                }
+                Err(e) => prop_assert!(false, "{}: {:?} failed: {}", store, q, e),
             }
-            Err(e) => prop_assert!(false, "{:?} failed: {}", q, e),
+            prop_assert!(t.elapsed() < Duration::from_secs(2), "{}: {:?} took {:?}", store, q, t.elapsed());
         }
-        prop_assert!(t.elapsed() < Duration::from_secs(2), "{:?} took {:?}", q, t.elapsed());
     }
 }
 
@@ -248,12 +306,22 @@ fn changing_site() -> String {
 fn the_atom_feed_of_a_crawl_with_revisits_validates_and_lists_the_changed_pages() {
     let dir = tmp("feed");
     let (_, model) = trained_web(&dir);
+    feed_case(&dir, &model, &dir.join("m.db"));
+    if let Some(server) = testing::server() {
+        let pg = TestDb::create(&server, "feed");
+        feed_case(&dir.join("pg"), &model, Path::new(pg.url()));
+    }
+}
+
+/// The feed case on the crawl database `db` (a file or a server's database), its files in
+/// `dir`.
+fn feed_case(dir: &Path, model: &Path, db: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
     let seed = changing_site();
-    let db = dir.join("m.db");
     run(forager()
         .arg("crawl")
         .arg("--model")
-        .arg(&model)
+        .arg(model)
         .args([
             "--good",
             "/Science/Astronomy",
@@ -271,9 +339,9 @@ fn the_atom_feed_of_a_crawl_with_revisits_validates_and_lists_the_changed_pages(
             "3",
         ])
         .arg("--db")
-        .arg(&db));
+        .arg(db));
     let feed = dir.join("feed.xml");
-    run(forager().arg("feed").arg(&db).arg("--out").arg(&feed));
+    run(forager().arg("feed").arg(db).arg("--out").arg(&feed));
     let py = r#"
 import feedparser, json, sys
 d = feedparser.parse(sys.argv[1])
@@ -284,7 +352,7 @@ print(json.dumps({"bozo": bool(d.bozo), "version": d.version, "title": d.feed.ge
         .args(["-c", py])
         .arg(&feed));
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["bozo"], false, "not valid Atom: {v}");
+    assert_eq!(v["bozo"], false, "{db:?}: not valid Atom: {v}");
     assert_eq!(v["version"], "atom10", "{v}");
     let entries = v["entries"].as_array().unwrap();
     let changing = format!("{seed}changing");
@@ -297,11 +365,11 @@ print(json.dumps({"bozo": bool(d.bozo), "version": d.version, "title": d.feed.ge
         })
         .map(|e| e["link"].as_str().unwrap())
         .collect();
-    assert_eq!(changed, vec![changing.as_str()], "{v}");
+    assert_eq!(changed, vec![changing.as_str()], "{db:?}: {v}");
     // Nothing is new after the last entry; the file is not replaced unless told.
     let out = forager()
         .arg("feed")
-        .arg(&db)
+        .arg(db)
         .arg("--out")
         .arg(&feed)
         .output()
@@ -311,7 +379,7 @@ print(json.dumps({"bozo": bool(d.bozo), "version": d.version, "title": d.feed.ge
     let now = format!("{}", forager::store::now());
     run(forager()
         .arg("feed")
-        .arg(&db)
+        .arg(db)
         .args(["--since", &now, "--out"])
         .arg(&later));
     let out = run(std::process::Command::new("python3")
@@ -323,6 +391,49 @@ print(json.dumps({"bozo": bool(d.bozo), "version": d.version, "title": d.feed.ge
         (json!(false), 0),
         "{v}"
     );
+}
+
+#[test]
+fn a_postgres_crawl_recorded_before_search_is_indexed_when_first_opened_losing_nothing() {
+    let Some(server) = testing::server() else {
+        return;
+    };
+    let pg = TestDb::create(&server, "backfill");
+    let (dir, _) = crawled();
+    run(forager()
+        .arg("crawl")
+        .arg("--model")
+        .arg(dir.join("m.fgm"))
+        .args(["--good", "/Science/Astronomy", "--seed", &changing_site()])
+        .args(["--delay", "0", "--pages", "3"])
+        .arg("--db")
+        .arg(pg.url()));
+    let url = pg.url();
+    let count = || testing::number(url, "SELECT count(*) FROM doc");
+    let fetched = testing::number(url, "SELECT count(*) FROM doc WHERE status = 2");
+    let indexed = || testing::number(url, "SELECT count(*) FROM page_search");
+    assert_eq!(indexed(), fetched, "every fetched page indexed as recorded");
+    let before = count();
+    // As a crawl recorded before the index: no entries, not marked built.
+    testing::number(
+        url,
+        "WITH a AS (DELETE FROM page_search RETURNING 1), b AS (DELETE FROM meta
+         WHERE key = 'search_index' RETURNING 1) SELECT (SELECT count(*) FROM a)",
+    );
+    assert_eq!(indexed(), 0);
+    let (urls, _, err) = found(Path::new(url), "telescope");
+    assert!(
+        err.contains("indexing the crawl's pages for search: "),
+        "no progress line: {err}"
+    );
+    assert!(!urls.is_empty(), "nothing found after indexing");
+    assert_eq!(
+        (indexed(), count()),
+        (fetched, before),
+        "rows lost or not indexed"
+    );
+    let (_, _, err) = found(Path::new(url), "telescope");
+    assert!(!err.contains("indexing"), "indexed twice: {err}");
 }
 
 #[test]

@@ -36,12 +36,24 @@ pub(crate) fn run(a: Args) -> Result<()> {
     drop(super::open_read(&a.db)?);
     forager::store::upgrade(&super::locator(&a.db))?;
     let ro = super::open_read(&a.db)?;
-    let abs = std::fs::canonicalize(&a.db).unwrap_or_else(|_| a.db.clone());
-    let id = format!(
-        "urn:forager:crawl:{:016x}",
-        forager::store::fnv64(&abs.to_string_lossy())
-    );
-    let name = a.db.file_stem().map(|s| s.to_string_lossy().into_owned());
+    // The crawl's name: a file's absolute path and stem, or a server's URL (shown without
+    // its password) and database.
+    let (place, name) = match super::locator(&a.db) {
+        forager::store::Locator::Postgres(url) => {
+            let name = url::Url::parse(&url)
+                .ok()
+                .map(|u| u.path().trim_start_matches('/').to_owned())
+                .filter(|n| !n.is_empty());
+            let shown = forager::store::Locator::Postgres(url).to_string();
+            (shown, name)
+        }
+        forager::store::Locator::Sqlite(p) => {
+            let abs = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+            let name = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+            (abs.to_string_lossy().into_owned(), name)
+        }
+    };
+    let id = format!("urn:forager:crawl:{:016x}", forager::store::fnv64(&place));
     let title = format!("Forager: new in {}", name.as_deref().unwrap_or("the crawl"));
     let (xml, n) = forager::feed::atom(&*ro, since, &id, &title)?;
     forager::output::write(&a.out, xml.as_bytes(), policy)?;

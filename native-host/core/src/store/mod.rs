@@ -14,6 +14,7 @@ mod locator;
 mod mining;
 mod news;
 pub mod postgres;
+mod query;
 mod read;
 mod record;
 mod search;
@@ -27,11 +28,13 @@ pub use lease::{WorkerRow, LEASE, LOCAL_WORKER, RENEW_EVERY};
 pub use locator::{open, open_read, upgrade, Locator};
 pub use mining::graph_of;
 pub use news::{NewsItem, NewsKind, NEWS_MIN_RELEVANCE};
+pub use query::{
+    terms as query_terms, SearchHit, SearchRanking, Term, MARK_END, MARK_START, MAX_QUERY_CHARS,
+    MAX_QUERY_TERMS,
+};
 pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow, SqliteReader};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
-pub use search::{
-    fts_query, SearchHit, SearchRanking, MARK_END, MARK_START, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
-};
+pub use search::fts_query;
 use std::path::Path;
 use thiserror::Error;
 

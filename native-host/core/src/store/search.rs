@@ -2,10 +2,12 @@
 //! written in the same transaction that records a fetch (so search works during a crawl and
 //! after a crash), and queries ranked by BM25 combined with the page's relevance R.
 //!
-//! All of the index's SQL lives here, so a PostgreSQL `tsvector` twin can follow. User text is
-//! never spliced into SQL: it is turned into an FTS5 query of quoted terms ([`fts_query`]) and
-//! bound as a parameter.
+//! All of the index's SQL lives here (PostgreSQL's `tsvector` twin is `postgres/search.rs`;
+//! what both share, parsing and ranking, is [`super::query`]). User text is never spliced into
+//! SQL: it is turned into an FTS5 query of quoted terms ([`fts_query`]) and bound as a
+//! parameter.
 
+use super::query::{self, SearchHit, SearchRanking, MARK_END, MARK_START, RANK_POOL};
 use super::{decompress_text, DocStatus, Result, SqliteReader, StoreError};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use std::borrow::Borrow;
@@ -26,76 +28,8 @@ const CURRENT_MARK: &str = "contentless_delete";
 const SNIPPET_SCHEMA: &str = "CREATE VIRTUAL TABLE shown USING fts5(
   title, body, tokenize = 'porter unicode61 remove_diacritics 2')";
 
-/// The longest query accepted, in characters.
-pub const MAX_QUERY_CHARS: usize = 1000;
-
-/// The most words (and quoted phrases) a query may have.
-pub const MAX_QUERY_TERMS: usize = 32;
-
-/// The shortest last word that also matches as a prefix.
-pub const MIN_PREFIX: usize = 4;
-
-/// The most matching pages a query ranks: a query matching more ranks the most recently
-/// fetched of them (BM25 costs a few microseconds a page; this bounds a query's time).
-pub const RANK_POOL: i64 = 5_000;
-
 /// Weight of a title match against a body match in BM25.
 const TITLE_WEIGHT: f64 = 4.0;
-
-/// The least R the ranking takes the logarithm of: a page judged R = 0 ranks as R = 0.001.
-const MIN_R: f64 = 0.001;
-
-/// How search results are ordered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SearchRanking {
-    /// BM25 plus ln R: the text's evidence and the page's relevance to the good topics as a
-    /// prior, added on the log scale (a document prior in query likelihood).
-    #[default]
-    Combined,
-    /// BM25 alone (the text's evidence only).
-    TextOnly,
-}
-
-/// One page found.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct SearchHit {
-    /// URL.
-    pub url: String,
-    /// Title ("" when none).
-    pub title: String,
-    /// Where the words matched, the matched words between [`MARK_START`] and [`MARK_END`].
-    pub snippet: String,
-    /// R(d).
-    pub relevance: f64,
-    /// Path of its best leaf ("" when unclassified).
-    pub best_leaf: String,
-    /// Unix time it was (last) fetched.
-    pub fetched_at: Option<f64>,
-    /// Its BM25 text score (higher is better).
-    pub text_score: f64,
-}
-
-impl SearchHit {
-    /// The snippet cut at its marks: even indices are plain text, odd ones matched words.
-    pub fn snippet_parts(&self) -> Vec<String> {
-        let mut parts = vec![String::new()];
-        for c in self.snippet.chars() {
-            let marked = parts.len() % 2 == 0;
-            match c {
-                '\u{2}' if !marked => parts.push(String::new()),
-                '\u{3}' if marked => parts.push(String::new()),
-                '\u{2}' | '\u{3}' => {}
-                c => parts.last_mut().expect("never empty").push(c),
-            }
-        }
-        parts
-    }
-}
-
-/// What opens a matched word in a snippet.
-pub const MARK_START: &str = "\u{2}";
-/// What closes a matched word in a snippet.
-pub const MARK_END: &str = "\u{3}";
 
 /// How the index was made: `None` without one, else its `CREATE` statement.
 fn index_sql(conn: &Connection) -> Result<Option<String>> {
@@ -178,66 +112,18 @@ pub(super) fn build_index(
     Ok(done)
 }
 
-/// Why a query cannot be searched for, in words a user can act on.
-fn bad(msg: impl Into<String>) -> StoreError {
-    StoreError::BadQuery(msg.into())
-}
-
-/// Turns what a user typed into a safe FTS5 query: words and "quoted phrases", all required,
-/// each quoted so no FTS5 operator or syntax error can come from the text (an unbalanced quote
-/// closes at the end; control characters count as spaces). The last word (of [`MIN_PREFIX`]
-/// letters or more) also matches as a prefix unless the text ends in a space, for results as one types.
+/// Turns what a user typed into a safe FTS5 query: its terms ([`query::terms`]), each quoted
+/// so no FTS5 operator or syntax error can come from the text, the last one a prefix when it
+/// is still being typed.
 pub fn fts_query(user: &str) -> Result<String> {
-    if user.chars().count() > MAX_QUERY_CHARS {
-        return Err(bad(format!(
-            "the query is longer than {MAX_QUERY_CHARS} characters; search for a few words"
-        )));
-    }
-    let mut terms: Vec<(String, bool)> = Vec::new(); // (words, quoted phrase)
-    let mut cur = String::new();
-    let mut in_phrase = false;
-    let flush = |cur: &mut String, phrase: bool, terms: &mut Vec<(String, bool)>| {
-        let words: Vec<&str> = cur
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .collect();
-        if !words.is_empty() {
-            terms.push((words.join(" "), phrase));
-        }
-        cur.clear();
-    };
-    for c in user.chars() {
-        if c == '"' {
-            flush(&mut cur, in_phrase, &mut terms);
-            in_phrase = !in_phrase;
-        } else if !in_phrase && (c.is_whitespace() || c.is_control()) {
-            flush(&mut cur, false, &mut terms);
-        } else {
-            cur.push(if c.is_control() { ' ' } else { c });
-        }
-    }
-    flush(&mut cur, in_phrase, &mut terms);
-    if terms.is_empty() {
-        return Err(bad("type a word to search for"));
-    }
-    if terms.len() > MAX_QUERY_TERMS {
-        return Err(bad(format!(
-            "the query has {} words; search for at most {MAX_QUERY_TERMS}",
-            terms.len()
-        )));
-    }
-    let typing = !user.ends_with(|c: char| c.is_whitespace() || c == '"');
-    let last = terms.len() - 1;
-    let parts: Vec<String> = (terms.iter().enumerate())
-        .map(|(i, (words, phrase))| {
-            // Words hold letters, digits and single spaces only: nothing to escape.
-            // A shorter prefix expands to too many words to be quick on a large crawl.
-            let star = if i == last && typing && !phrase && words.chars().count() >= MIN_PREFIX {
-                "*"
-            } else {
-                ""
-            };
-            format!("\"{words}\"{star}")
+    let parts: Vec<String> = (query::terms(user)?.iter())
+        // Words hold letters and digits only: nothing to escape.
+        .map(|t| {
+            format!(
+                "\"{}\"{}",
+                t.words.join(" "),
+                if t.prefix { "*" } else { "" }
+            )
         })
         .collect();
     Ok(parts.join(" "))
@@ -308,10 +194,6 @@ impl<C: Borrow<Connection>> SqliteReader<C> {
                     .into(),
             ));
         }
-        let lambda = match ranking {
-            SearchRanking::Combined => 1.0,
-            SearchRanking::TextOnly => 0.0,
-        };
         let limit = limit.min(1000);
         // BM25 is computed for at most RANK_POOL matches, streamed newest first by FTS5 itself,
         // so an unselective query costs no more than a selective one. The combination is
@@ -323,16 +205,12 @@ impl<C: Borrow<Connection>> SqliteReader<C> {
                WHERE page_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?3) c
              JOIN doc d ON d.oid = c.oid WHERE d.status = 2",
         )?;
-        let mut scored: Vec<(f64, i64, f64)> = st
+        let scored: Vec<(i64, f64, f64)> = st
             .query_map(params![fts, TITLE_WEIGHT, RANK_POOL], |r| {
-                let (oid, b, rel): (i64, f64, f64) = (r.get(0)?, r.get(1)?, r.get(2)?);
-                Ok((b + lambda * rel.max(MIN_R).ln(), oid, b))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })?
             .collect::<std::result::Result<_, _>>()?;
-        // Best first; ties by the newer page.
-        scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        scored.truncate(limit);
-        let top: Vec<(i64, f64)> = scored.into_iter().map(|(_, oid, b)| (oid, b)).collect();
+        let top = query::best(scored, ranking, limit);
         let mut page = self.conn().prepare_cached(
             "SELECT d.url, coalesce(d.title, ''), d.relevance, coalesce(t.path, ''), d.fetched_at,
                d.text
@@ -464,122 +342,9 @@ mod tests {
         st
     }
 
-    const PAGES: [(&str, f64, &str, &str); 4] = [
-        (
-            "http://a.test/",
-            0.05,
-            "Antenna tuner kit",
-            "An antenna tuner antenna tuner matches the antenna to the radio.",
-        ),
-        (
-            "http://b.test/",
-            0.9,
-            "Building a tuner",
-            "How to build an antenna tuner for the shack, with coils.",
-        ),
-        ("http://c.test/", 0.6, "Coils", "Winding coils by hand."),
-        (
-            "http://d.test/",
-            0.0,
-            "Cooking",
-            "Nothing about radio here.",
-        ),
-    ];
-
-    #[test]
-    fn search_finds_recorded_pages_and_ranks_relevant_ones_higher() {
-        let path = temp_db("rank");
-        let st = crawl(&path, &PAGES);
-        let db = st.read();
-        let text = db
-            .search("antenna tuner", 10, SearchRanking::TextOnly)
-            .unwrap();
-        let urls: Vec<&str> = text.iter().map(|h| h.url.as_str()).collect();
-        assert_eq!(
-            urls,
-            ["http://a.test/", "http://b.test/"],
-            "BM25 alone prefers the repeated words"
-        );
-        let both = db
-            .search("antenna tuner", 10, SearchRanking::Combined)
-            .unwrap();
-        let urls: Vec<&str> = both.iter().map(|h| h.url.as_str()).collect();
-        assert_eq!(
-            urls,
-            ["http://b.test/", "http://a.test/"],
-            "R = 0.9 beats R = 0.05"
-        );
-        assert!(
-            both[0]
-                .snippet
-                .contains(&format!("{MARK_START}antenna{MARK_END}")),
-            "{:?}",
-            both[0].snippet
-        );
-        assert_eq!(both[0].title, "Building a tuner");
-        assert!(both[0].fetched_at.is_some());
-        // Stemming and prefixes while typing.
-        assert_eq!(
-            db.search("tuners ", 10, SearchRanking::Combined)
-                .unwrap()
-                .len(),
-            2
-        );
-        assert_eq!(
-            db.search("tune", 10, SearchRanking::Combined)
-                .unwrap()
-                .len(),
-            2
-        );
-        assert!(db
-            .search("tune ", 10, SearchRanking::Combined)
-            .unwrap()
-            .is_empty());
-        assert!(db
-            .search("\"tuner coils\"", 10, SearchRanking::Combined)
-            .unwrap()
-            .is_empty());
-        assert!(matches!(
-            db.search("\"\"", 10, SearchRanking::Combined),
-            Err(StoreError::BadQuery(_))
-        ));
-        let (index, all) = db.search_index_bytes().unwrap();
-        assert!(index > 0 && index < all, "{index} of {all}");
-    }
-
-    #[test]
-    fn a_changed_revisit_replaces_the_pages_entry() {
-        let path = temp_db("revisit");
-        let mut st = crawl(&path, &PAGES[..1]);
-        let oid: i64 = st
-            .conn()
-            .query_row("SELECT oid FROM doc", [], |r| r.get(0))
-            .unwrap();
-        st.record(&[Outcome {
-            oid: crate::store::PageId::from_raw(oid),
-            status: DocStatus::Fetched,
-            relevance: 0.5,
-            title: Some("Balun".into()),
-            text: Some("A balun between feed line and dipole.".into()),
-            content_hash: Some("changed".into()),
-            revisit: true,
-            ..Outcome::default()
-        }])
-        .unwrap();
-        let db = st.read();
-        assert!(db
-            .search("antenna", 10, SearchRanking::Combined)
-            .unwrap()
-            .is_empty());
-        assert_eq!(
-            db.search("dipole", 10, SearchRanking::Combined)
-                .unwrap()
-                .len(),
-            1
-        );
-        let (news, n) = db.news_since(0.0, 10).unwrap();
-        assert_eq!((n, news[0].kind), (1, crate::store::NewsKind::Changed));
-    }
+    // What the index finds and how it ranks is the door's contract, run on every back-end
+    // (`contract/search.rs`); here, what only SQLite has: its upgrade and its size.
+    use crate::store::contract::SEARCH_PAGES as PAGES;
 
     #[test]
     fn a_database_made_before_search_is_indexed_on_first_open_losing_nothing() {
@@ -620,5 +385,7 @@ mod tests {
             2,
             "R >= 0.5 pages count as new from their last fetch"
         );
+        let (index, all) = db.search_index_bytes().unwrap();
+        assert!(index > 0 && index < all, "{index} of {all}");
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 mod lease;
 mod more;
+mod search;
 
 pub use lease::{
     a_crash_mid_checkout_loses_nothing, a_lapsed_lease_returns_hosts_and_in_flight_urls,
@@ -17,6 +18,12 @@ pub use more::{
     counts_and_the_fetch_log_follow_the_record, failed_urls_return_on_retry,
     host_slots_and_the_model_are_kept, revisits_refresh_fetched_pages,
     the_distillation_is_stored_and_boosts_hub_neighbours,
+};
+#[cfg(test)]
+pub(crate) use search::PAGES as SEARCH_PAGES;
+pub use search::{
+    a_changed_revisit_replaces_the_index_entry_and_is_news,
+    search_finds_recorded_pages_and_ranks_relevant_ones_higher,
 };
 
 /// The worker the single-worker functions check out as.
@@ -308,7 +315,17 @@ pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
         ),
         ("one-worker", one_worker_checks_out_in_global_frontier_order),
     ];
-    for (name, case) in cases {
+    let search: [Case; 2] = [
+        (
+            "search",
+            search_finds_recorded_pages_and_ranks_relevant_ones_higher,
+        ),
+        (
+            "news",
+            a_changed_revisit_replaces_the_index_entry_and_is_news,
+        ),
+    ];
+    for (name, case) in cases.into_iter().chain(search) {
         let mut db = open(name);
         case(db.as_mut());
     }

@@ -17,7 +17,10 @@ mod lease;
 mod mining;
 mod read;
 mod record;
+mod search;
 pub mod testing;
+
+pub use search::MAX_INDEXED_BYTES;
 
 use super::{
     judge::Verdict, ApprenticeEvidence, CrawlDb, InLink, NewUrl, Outcome, PageId, PageText, Reader,
@@ -208,10 +211,13 @@ impl PgStore {
 /// Applies the migrations this build has and the database lacks, one worker at a time.
 fn migrate(client: &mut postgres::Client) -> Result<()> {
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
-    let ran = embedded::migrations::runner().run(client);
-    client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])?;
-    ran.map(|_| ())
+    let ran = (embedded::migrations::runner().run(client))
+        .map(|_| ())
         .map_err(|e| StoreError::Schema(format!("migrating the PostgreSQL schema: {e}")))
+        // Pages recorded before the search index existed are indexed once.
+        .and_then(|()| search::build_index(client).map(|_| ()));
+    client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])?;
+    ran
 }
 
 impl CrawlDb for PgStore {

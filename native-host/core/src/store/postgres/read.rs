@@ -1,10 +1,11 @@
 //! The read side ([`Reader`]) of a crawl on PostgreSQL: the questions reports, exports,
 //! `forager status` and the browser ask, in PostgreSQL's SQL over the same columns as SQLite's.
 
+use super::search;
 use super::{limit, mining, PgStore};
 use crate::store::{
-    ApprenticeEvidence, Counts, DocStatus, FetchedPage, FetchedRow, PageId, PageText, RankedPage,
-    Ranking, Reader, Result, SiteRow, WorkerRow,
+    ApprenticeEvidence, Counts, DocStatus, FetchedPage, FetchedRow, NewsItem, PageId, PageText,
+    RankedPage, Ranking, Reader, Result, SearchHit, SearchRanking, SiteRow, WorkerRow,
 };
 use r2d2_postgres::postgres::types::ToSql;
 use std::collections::HashMap;
@@ -276,5 +277,18 @@ impl Reader for PgStore {
                 hosts: r.get(5),
             },
         )
+    }
+    fn search(&self, query: &str, n: usize, ranking: SearchRanking) -> Result<Vec<SearchHit>> {
+        self.with(|c| search::search(c, query, n, ranking))
+    }
+    fn news_since(&self, since: f64, n: usize) -> Result<(Vec<NewsItem>, i64)> {
+        self.with(|c| search::news_since(c, since, n))
+    }
+}
+
+impl PgStore {
+    /// Bytes the search index takes (its table and GIN index), and the whole database's bytes.
+    pub fn search_index_bytes(&self) -> Result<(i64, i64)> {
+        self.with(|c| search::index_bytes(c))
     }
 }

@@ -27,13 +27,16 @@ pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
     let firsts: Vec<&Outcome> = batch.iter().filter(|o| !o.revisit).collect();
     let sids = attempts(&mut tx, &firsts, &mut rec)?;
     let mut found: Vec<Found<'_>> = Vec::new();
+    let mut searchable: Vec<&Outcome> = Vec::new();
     for o in batch {
         let sid = if o.revisit {
             rec.revisited += 1;
             let (sid, changed) = revisit(&mut tx, o)?;
             rec.changed += usize::from(changed);
+            searchable.extend(changed.then_some(o));
             sid
         } else {
+            searchable.extend((o.status == DocStatus::Fetched).then_some(o));
             sids.get(&o.oid.raw()).copied()
         };
         if let Some(sid) = sid {
@@ -41,6 +44,7 @@ pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
         }
     }
     enqueue(&mut tx, &found, &mut rec.instances)?;
+    super::search::index_pages(&mut tx, &searchable)?;
     tx.commit()?;
     Ok(rec)
 }

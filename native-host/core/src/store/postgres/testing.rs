@@ -90,7 +90,7 @@ fn admin(server: &str, sql: &str) {
 }
 
 /// Runs one query on the crawl database at `url` and returns its one number.
-fn number(url: &str, sql: &str) -> i64 {
+pub fn number(url: &str, sql: &str) -> i64 {
     off_runtime(|| {
         let mut c = postgres::Client::connect(url, postgres::NoTls)
             .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
