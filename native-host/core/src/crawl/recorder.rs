@@ -8,9 +8,10 @@ use tokio::task::{JoinError, JoinHandle};
 
 /// Outcomes that make a record due (also due after 200 ms, or when no fetch is out). While
 /// a record runs the outcomes gather, so the next batch is what came meanwhile: when the
-/// loop is ahead of the writer, batches grow. Bigger batches write each touched database
-/// page once for more pages (#27: 64 → 256 cut the crawler's CPU by ~8% on FOLDOC).
-pub(super) const BATCH: usize = 256;
+/// loop is ahead of the writer, batches grow. (#27: 256 cut the crawler's CPU by ~8% on
+/// FOLDOC, but a 600-page soft crawl then learned its frontier too late to keep template
+/// links behind the text's: tests/crawl.rs `template_links_wait_behind_links_in_the_text`.)
+pub(super) const BATCH: usize = 64;
 
 /// What a record job hands back: the store, and what the record made of the batch.
 type Landed<S> = (S, Result<Recorded, StoreError>);
