@@ -166,36 +166,7 @@ fn attempts(
         )));
     }
     mark_redirect_targets(tx, batch, &mut rec.instances)?;
-    let fetched: Vec<&&Outcome> = (batch.iter())
-        .filter(|o| o.status == DocStatus::Fetched)
-        .collect();
-    let new: Vec<i64> = (fetched.iter())
-        .filter(|o| row[&o.oid.raw()].2 == 0)
-        .map(|o| o.oid.raw())
-        .collect();
-    let mut features = links_into(tx, &new)?;
-    let mut crawled: BTreeMap<i64, i64> = BTreeMap::new();
-    for (o, seq) in fetched.iter().zip(&seqs) {
-        let (url, sid, tries) = &row[&o.oid.raw()];
-        rec.fetched.push(FetchedPage {
-            seq: *seq,
-            url: url.clone(),
-            relevance: o.relevance,
-            title: o.title.clone(),
-        });
-        if *tries == 0 {
-            for f in features.remove(&o.oid.raw()).unwrap_or_default() {
-                rec.instances.push((f, o.relevance));
-            }
-        }
-        *crawled.entry(*sid).or_default() += 1;
-    }
-    let (sid, n): (Vec<i64>, Vec<i64>) = crawled.into_iter().unzip();
-    tx.execute(
-        "UPDATE server SET crawled = server.crawled + u.n
-         FROM unnest($1::int8[], $2::int8[]) AS u(sid, n) WHERE server.sid = u.sid",
-        &[&sid, &n],
-    )?;
+    fetched_pages(tx, batch, &row, &seqs, rec)?;
     Ok(row
         .into_iter()
         .map(|(oid, (_, sid, _))| (oid, sid))
@@ -242,6 +213,49 @@ fn revisit(tx: &mut Transaction<'_>, o: &Outcome) -> Result<(Option<i64>, bool)>
         ],
     )?;
     Ok((Some(sid), changed))
+}
+
+/// The fetched pages of a batch (`row`: oid → URL, server id, tries before): listed in fetch
+/// order with their sequence numbers `seqs`, links into first-fetched ones as training
+/// instances, and their servers' counts raised.
+fn fetched_pages(
+    tx: &mut Transaction<'_>,
+    batch: &[&Outcome],
+    row: &HashMap<i64, (String, i64, i64)>,
+    seqs: &[i64],
+    rec: &mut Recorded,
+) -> Result<()> {
+    let fetched: Vec<&&Outcome> = (batch.iter())
+        .filter(|o| o.status == DocStatus::Fetched)
+        .collect();
+    let new: Vec<i64> = (fetched.iter())
+        .filter(|o| row[&o.oid.raw()].2 == 0)
+        .map(|o| o.oid.raw())
+        .collect();
+    let mut features = links_into(tx, &new)?;
+    let mut crawled: BTreeMap<i64, i64> = BTreeMap::new();
+    for (o, seq) in fetched.iter().zip(seqs) {
+        let (url, sid, tries) = &row[&o.oid.raw()];
+        rec.fetched.push(FetchedPage {
+            seq: *seq,
+            url: url.clone(),
+            relevance: o.relevance,
+            title: o.title.clone(),
+        });
+        if *tries == 0 {
+            for f in features.remove(&o.oid.raw()).unwrap_or_default() {
+                rec.instances.push((f, o.relevance));
+            }
+        }
+        *crawled.entry(*sid).or_default() += 1;
+    }
+    let (sid, n): (Vec<i64>, Vec<i64>) = crawled.into_iter().unzip();
+    tx.execute(
+        "UPDATE server SET crawled = server.crawled + u.n
+         FROM unnest($1::int8[], $2::int8[]) AS u(sid, n) WHERE server.sid = u.sid",
+        &[&sid, &n],
+    )?;
+    Ok(())
 }
 
 /// The pages redirects landed on are these pages: they must not be fetched again.
