@@ -106,6 +106,10 @@ pub fn join(
         db.set_job_value("settings", &json)?;
     }
     let settings = settings_of(db)?;
+    if config.worker == store::LOCAL_WORKER {
+        // Named as its door: the follower acts for the same worker (its dry hosts, its runs).
+        config.worker = db.door_name();
+    }
     config.shared = Some(SharedCrawl {
         locator,
         poll: POLL,
@@ -243,6 +247,8 @@ impl Follower {
         let due = (self.last_job).is_none_or(|t| t.elapsed() >= self.config.job_every);
         if due {
             self.last_job = Some(Instant::now());
+            let back = db.give_back_dry_hosts(&self.worker)?;
+            tracing::debug!("worker {}: {back} dry hosts given back", self.worker);
             let timing = Timing {
                 gap: self.config.job_every,
                 grace: reload_grace(self.config.poll),

@@ -50,4 +50,10 @@ pub trait SharedDb: Send {
     fn end_job(&mut self, run: i64, did: &str) -> Result<()>;
     /// The job's runs, oldest first.
     fn job_runs(&self) -> Result<Vec<JobRun>>;
+    /// A worker name unique to this door (host, process, a random part).
+    fn door_name(&self) -> String;
+    /// Gives back the hosts `worker` holds that have run dry (no URL in the frontier or in
+    /// flight), so that work found there later goes to whichever worker claims it; returns how
+    /// many.
+    fn give_back_dry_hosts(&mut self, worker: &str) -> Result<usize>;
 }

@@ -4,8 +4,8 @@
 //! connection for the run (a worker that dies running it loses its connection, and the lock
 //! with it), each run logged in `job_run`.
 
-use super::{off_runtime, PgStore};
-use crate::store::{now, JobRun, Result, SharedDb, StoreError, Versioned};
+use super::{off_runtime, rows, PgStore};
+use crate::store::{now, DocStatus, JobRun, Result, SharedDb, StoreError, Versioned};
 use forager_classifier::apprentice::Apprentice;
 use r2d2_postgres::postgres;
 
@@ -156,6 +156,33 @@ impl SharedDb for PgStore {
         })
     }
 
+    fn door_name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn give_back_dry_hosts(&mut self, worker: &str) -> Result<usize> {
+        let worker = self.who(worker).to_owned();
+        self.with(|c| {
+            let mut tx = c.transaction()?;
+            // Under the claims' lock: a host is never given back while being claimed.
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1)",
+                &[&super::lease::CLAIM_LOCK],
+            )?;
+            let n = tx.execute(
+                "UPDATE server s SET lease_owner = NULL WHERE s.lease_owner = $1
+                 AND NOT EXISTS (SELECT 1 FROM doc d WHERE d.sid = s.sid AND d.status IN ($2, $3))",
+                &[
+                    &worker,
+                    &DocStatus::Unvisited.code(),
+                    &DocStatus::InFlight.code(),
+                ],
+            )?;
+            tx.commit()?;
+            Ok(rows(n))
+        })
+    }
+
     fn job_runs(&self) -> Result<Vec<JobRun>> {
         self.with(|c| {
             let rows = c.query(
@@ -255,6 +282,40 @@ mod tests {
         assert_eq!(runs[0].did.as_deref(), Some("did a"));
         assert_eq!(runs[2].ended_at, None, "c never ended its run");
         assert!(runs.windows(2).all(|w| w[0].started_at <= w[1].started_at));
+    }
+
+    #[test]
+    fn a_worker_gives_back_the_hosts_that_ran_dry_and_keeps_the_others() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let db = TestDb::create(&server, "dry-hosts");
+        let mut s = PgStore::open(db.url()).unwrap();
+        let seeds: Vec<_> = ["http://a.test/", "http://b.test/", "http://c.test/"]
+            .iter()
+            .map(|u| crate::store::NewUrl::seed(&url::Url::parse(u).unwrap()))
+            .collect();
+        s.add_seeds(&seeds).unwrap();
+        let lease = std::time::Duration::from_secs(60);
+        assert_eq!(s.checkout("w", 2, lease).unwrap().len(), 2);
+        let mut held = s.held_hosts("w").unwrap();
+        assert_eq!(held.len(), 2);
+        let free: Vec<String> = (["a.test", "b.test", "c.test"].iter())
+            .filter(|h| !held.iter().any(|x| x == *h))
+            .map(|h| (*h).to_owned())
+            .collect();
+        // The first host's page is fetched (no links): it ran dry; the other is in flight.
+        let dry = held.remove(0);
+        s.with(|c| {
+            let sql = "UPDATE doc SET status = 2 WHERE url = $1";
+            Ok(c.execute(sql, &[&format!("http://{dry}/")])?)
+        })
+        .unwrap();
+        assert_eq!(s.give_back_dry_hosts("w").unwrap(), 1);
+        assert_eq!(s.held_hosts("w").unwrap(), held, "the host in flight stays");
+        assert_eq!(s.give_back_dry_hosts("w").unwrap(), 0);
+        // Another worker takes the third host; the given-back one has no work to claim.
+        assert_eq!(s.claim_hosts("v", 5, lease).unwrap(), free);
     }
 
     #[test]
