@@ -192,10 +192,11 @@ fn judged_as_they_should(
         "worker {i} still judges with the old model: {stale:?}"
     );
     let moved = (late.iter())
-        .filter(|p| (old[&p.url] - new[&p.url]).abs() > 0.1)
+        .filter(|p| (old[&p.url] - new[&p.url]).abs() > 1e-6)
         .count();
+    // (The marks teach the background: nearly every page's R moves a little.)
     assert!(
-        moved >= 2,
+        moved >= 5,
         "worker {i}: the change moved only {moved} late pages"
     );
     let zero = (late.iter()).filter(|p| marked.contains(&p.url)).count();
