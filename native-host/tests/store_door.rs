@@ -142,6 +142,9 @@ fn a_worker_joins_a_crawl_and_status_lists_it() {
     assert_eq!(names, ["w-test"], "{after}");
     assert_eq!(workers[0]["hosts"], 0, "hosts given back: {after}");
     assert!(workers[0]["checked_out"].as_i64().unwrap() >= 30, "{after}");
+    // Rated by the pages it recorded (30 of the 50), not by what it checked out.
+    assert_eq!(workers[0]["recorded"], 30, "{after}");
+    assert!(workers[0]["per_second"].as_f64().unwrap() > 0.0, "{after}");
     // A worker of a crawl with no model is told to start the crawl first.
     let empty = dir.join("empty.db");
     drop(forager::store::Store::open(&empty).unwrap());

@@ -184,7 +184,10 @@ pub(crate) fn run(a: Args) -> Result<()> {
         };
         let proxy = (a.proxy.clone()).or_else(|| server.as_ref().map(|s| s.proxy_url()));
         let delay = a.delay.unwrap_or(if server.is_some() { 0.0 } else { 1.0 });
-        let config = config_of(&a, &model, apprentice, proxy, delay);
+        let mut config = config_of(&a, &model, apprentice, proxy, delay);
+        let mut store = store;
+        // On a database server the crawl is shared: its job settings are stored for workers.
+        forager::crawl::shared::join(locator.clone(), &mut store, &mut config, Some(&job_of(&a)))?;
         let bar = progress_bar(a.pages);
         let json = a.json;
         // One run; on a shared database, rounds while other workers hold the work.
@@ -401,6 +404,20 @@ fn apprentice_of(
         initial,
     };
     Ok((Some(config), reuse))
+}
+
+/// The settings of a shared crawl's periodic job, from the options.
+fn job_of(a: &Args) -> forager::crawl::shared::JobSettings {
+    let apprentice = a.apprentice || a.apprentice_from.is_some();
+    forager::crawl::shared::JobSettings {
+        distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
+        hub_feedback: a.hub_feedback,
+        apprentice: apprentice.then_some(forager::crawl::shared::SharedApprentice {
+            warmup: a.apprentice_warmup,
+            retrain_every: a.retrain_every.max(1),
+            d_max: a.d_max,
+        }),
+    }
 }
 
 /// The crawl's settings from the options.

@@ -1,16 +1,21 @@
-//! `forager not-relevant`: negative feedback, pages about none of your topics.
+//! `forager not-relevant`: negative feedback, pages about none of your topics. Marks go into a
+//! model file, or (without `--model`) into the model of the crawl database at `--db`, where the
+//! workers of a running shared crawl pick them up.
 
 use crate::{read_model, runtime};
 use anyhow::{bail, Result};
 use forager::fetch::FetchConfig;
+use forager::store::Reader;
+use forager_classifier::Model;
 use std::path::PathBuf;
 
 /// `forager not-relevant`: negative feedback on pages.
 #[derive(clap::Args)]
 pub(crate) struct Args {
-    /// The model file (updated in place).
+    /// The model file (updated in place). Without it, the model stored in the crawl database
+    /// at --db is marked: every worker of a crawl shared on a database server reloads it.
     #[arg(long)]
-    model: PathBuf,
+    model: Option<PathBuf>,
     /// Take the pages' text from this crawl database (pages it fetched).
     #[arg(long)]
     db: Option<PathBuf>,
@@ -27,12 +32,40 @@ pub(crate) struct Args {
     urls: Vec<String>,
 }
 
+/// Where the marked model comes from and goes back to.
+enum Target {
+    /// A model file.
+    File(PathBuf),
+    /// The model stored in a crawl database (saved through its door: a new version).
+    Db(Box<dyn forager::store::CrawlDb>),
+}
+
+/// Where stored page texts are read.
+type Texts = Option<Box<dyn Reader + Send>>;
+
+/// The model to mark and where it goes back, and where stored page texts are read.
+fn open(a: &Args) -> Result<(Model, Target, Texts)> {
+    match (&a.model, &a.db) {
+        (Some(m), db) => {
+            let texts = db.as_deref().map(super::open_read).transpose()?;
+            Ok((read_model(m)?, Target::File(m.clone()), texts))
+        }
+        (None, Some(db)) => {
+            let door = forager::store::open(&super::locator(db))?;
+            let Some(bytes) = door.reader().model_bytes()? else {
+                bail!("this crawl database has no model yet");
+            };
+            let texts = super::open_read(db)?;
+            Ok((Model::from_bytes(&bytes)?, Target::Db(door), Some(texts)))
+        }
+        (None, None) => {
+            bail!("give --model FILE, or --db to mark the crawl database's own model")
+        }
+    }
+}
+
 pub(crate) fn run(a: Args) -> Result<()> {
-    let mut model = read_model(&a.model)?;
-    let conn = match &a.db {
-        Some(db) => Some(super::open_read(db)?),
-        None => None,
-    };
+    let (mut model, target, texts) = open(&a)?;
     let fetcher = forager::fetch::Fetcher::new(FetchConfig {
         proxy: a.proxy.clone(),
         // URLs the user named: wherever they are.
@@ -51,7 +84,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
             model.remove_example(url)?;
             continue;
         }
-        let stored = match &conn {
+        let stored = match &texts {
             Some(c) => c.fetched_text(url)?,
             None => None,
         };
@@ -72,7 +105,13 @@ pub(crate) fn run(a: Args) -> Result<()> {
         model.mark_not_relevant(url, &text)?;
     }
     if !a.urls.is_empty() {
-        crate::write_model(&model, &a.model, true)?;
+        match target {
+            Target::File(m) => crate::write_model(&model, &m, true)?,
+            Target::Db(mut door) => {
+                door.save_taxonomy(&model)?;
+                eprintln!("saved the marks in the crawl database's model");
+            }
+        }
     }
     if a.list {
         for u in model.not_relevant_urls() {

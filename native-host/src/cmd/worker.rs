@@ -65,7 +65,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
     if name.is_empty() || name.len() > 200 {
         bail!("--name must be 1 to 200 characters");
     }
-    let store = forager::store::open(&super::locator(&a.db))?;
+    let mut store = forager::store::open(&super::locator(&a.db))?;
     let reader = store.reader();
     let Some(bytes) = reader.model_bytes()? else {
         bail!("this crawl has no model yet: start it with forager crawl first");
@@ -77,7 +77,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
         Mode::Soft
     };
     drop(reader);
-    let config = CrawlConfig {
+    let mut config = CrawlConfig {
         mode,
         max_pages: a.pages,
         max_time: seconds,
@@ -96,6 +96,8 @@ pub(crate) fn run(a: Args) -> Result<()> {
         query: std::sync::Arc::new(forager::crawl::Query::from_model(&model)),
         ..Default::default()
     };
+    // The crawl's model, apprentice and distiller are followed in its database.
+    forager::crawl::shared::join(super::locator(&a.db), &mut store, &mut config, None)?;
     eprintln!("worker {name} joins {}", super::locator(&a.db));
     join(store, &model, config, &name, &a.db)
 }

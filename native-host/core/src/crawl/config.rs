@@ -207,6 +207,10 @@ pub struct CrawlConfig {
     pub give_up: Option<GivenUpHosts>,
     /// How failures are blamed on URLs, hosts or the crawler, and the backoffs that follow.
     pub blame: super::blame::BlameParams,
+    /// A crawl shared with other workers through its database: the model and apprentice are
+    /// followed there and the periodic job offered ([`super::shared`]; set by
+    /// [`super::shared::join`]).
+    pub shared: Option<super::shared::SharedCrawl>,
 }
 
 /// The receiving end of the URLs queued into a running crawl (shared, so a config clones).
@@ -354,6 +358,7 @@ impl Default for CrawlConfig {
             queued: None,
             give_up: None,
             blame: Default::default(),
+            shared: None,
         }
     }
 }

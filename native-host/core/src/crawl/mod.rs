@@ -17,6 +17,7 @@ pub mod policy;
 mod prepare;
 mod recorder;
 mod rescore;
+pub mod shared;
 mod watchdog;
 pub mod words;
 mod worker;

@@ -90,6 +90,7 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         let initial = (config.apprentice.as_ref()).and_then(|a| a.initial.clone());
         let (sh, warc_task) = setup::shared(&config, &store, classifier, initial.clone())?;
+        super::shared::follow(&config, &sh);
         let log = setup::fetch_log(&config, &store)?;
         store.set_mode(&format!("{:?}", config.mode))?;
         let mut store = Some(store);

@@ -165,6 +165,13 @@ pub trait CrawlDb: Send + 'static {
     // The read side.
     /// The crawl's questions ([`Reader`]) over this door's own connection.
     fn reader(&self) -> Box<dyn Reader + '_>;
+
+    // A crawl shared by many workers.
+    /// What the crawl's workers share ([`super::SharedDb`]: the model's and the apprentice's
+    /// versions, the periodic job); `None` on a back-end one process owns.
+    fn shared(&mut self) -> Option<&mut dyn super::SharedDb> {
+        None
+    }
 }
 
 impl CrawlDb for Store {
@@ -359,5 +366,8 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     }
     fn reader(&self) -> Box<dyn Reader + '_> {
         (**self).reader()
+    }
+    fn shared(&mut self) -> Option<&mut dyn super::SharedDb> {
+        (**self).shared()
     }
 }

@@ -37,6 +37,8 @@ pub struct WorkerRow {
     pub hosts: i64,
     /// URLs it has checked out.
     pub checked_out: i64,
+    /// Pages it has fetched and recorded (since it started).
+    pub recorded: i64,
 }
 
 /// The lease columns and the workers table, added to a database made before them; in-flight
@@ -303,7 +305,8 @@ pub(super) fn workers_of(conn: &Connection) -> Result<Vec<WorkerRow>> {
     }
     let mut st = conn.prepare(
         "SELECT w.name, w.started_at, w.heartbeat, w.lease_until, w.checked_out,
-           (SELECT count(*) FROM server s WHERE s.lease_owner = w.name)
+           (SELECT count(*) FROM server s WHERE s.lease_owner = w.name),
+           (SELECT count(*) FROM doc d WHERE d.status = 2 AND d.fetched_at >= w.started_at)
          FROM worker w ORDER BY w.name",
     )?;
     let rows = st.query_map([], |r| {
@@ -314,6 +317,8 @@ pub(super) fn workers_of(conn: &Connection) -> Result<Vec<WorkerRow>> {
             lease_until: r.get(3)?,
             checked_out: r.get(4)?,
             hosts: r.get(5)?,
+            // One process writes a SQLite crawl: its pages since it started are its own.
+            recorded: r.get(6)?,
         })
     })?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)

@@ -19,6 +19,7 @@ mod read;
 mod record;
 mod search;
 mod seen;
+mod shared;
 
 use seen::Caches;
 
@@ -35,6 +36,7 @@ pub use query::{
 pub use read::{Counts, FetchedRow, RankedPage, Ranking, ReadOnly, Reader, SiteRow, SqliteReader};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 pub use search::fts_query;
+pub use shared::{JobRun, SharedDb, Versioned};
 use std::path::Path;
 use thiserror::Error;
 

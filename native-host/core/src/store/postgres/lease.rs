@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 /// The advisory lock key of host claims ("lease").
-const CLAIM_LOCK: i64 = 0x6c65_6173;
+pub(super) const CLAIM_LOCK: i64 = 0x6c65_6173;
 
 /// A host is free for `$1` (the worker) at `$2` (now): no holder, `$1` itself, or a holder
 /// whose lease ran out.

@@ -8,7 +8,72 @@ use crate::store::{
     decompress_text, features_from_blob, now, ApprenticeEvidence, DocStatus, InLink, PageId,
     PageText, Result, Verdict,
 };
+use postgres::types::ToSql;
+use postgres::Transaction;
+use r2d2_postgres::postgres;
 use std::collections::HashMap;
+
+/// Links into fetched pages (`l`, the target `d`): the apprentice's evidence and the
+/// distiller's graph.
+const INTO_FETCHED: &str = "link l JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2";
+
+/// Runs `f` in a transaction that writes `doc` rows between record batches, never beside one
+/// (the batches' lock: rows updated in two orders at once would deadlock).
+fn between_records<T>(
+    c: &mut Conn,
+    f: impl FnOnce(&mut Transaction<'_>) -> Result<T>,
+) -> Result<T> {
+    let mut tx = c.transaction()?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&super::record::RECORD_LOCK],
+    )?;
+    let out = f(&mut tx)?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Updates `doc` rows in `status` from parallel arrays: `set` assigns from `u.<column>`, the
+/// arrays are `$1` (oids) and the rest as `columns` names and types them (`$n::type[]`).
+fn update_rows(
+    c: &mut Conn,
+    set: &str,
+    columns: &[(&str, &str)],
+    status: DocStatus,
+    arrays: &[&(dyn ToSql + Sync)],
+) -> Result<usize> {
+    let (mut casts, mut names) = (vec!["$1::int8[]".to_owned()], vec!["oid".to_owned()]);
+    for (i, (name, ty)) in columns.iter().enumerate() {
+        casts.push(format!("${}::{ty}[]", i + 2));
+        names.push((*name).to_owned());
+    }
+    let sql = format!(
+        "UPDATE doc SET {set} FROM unnest({}) AS u({})
+         WHERE doc.oid = u.oid AND doc.status = ${}",
+        casts.join(", "),
+        names.join(", "),
+        columns.len() + 2
+    );
+    let code = status.code();
+    let mut params: Vec<&(dyn ToSql + Sync)> = arrays.to_vec();
+    params.push(&code);
+    between_records(c, |tx| Ok(rows(tx.execute(sql.as_str(), &params)?)))
+}
+
+/// Raises the unvisited targets of the links `l` matching `which` (its parameters from `$2`)
+/// to at least `score`; returns how many.
+fn raise(c: &mut Conn, which: &str, score: f64, param: &(dyn ToSql + Sync)) -> Result<usize> {
+    let sql = format!(
+        "UPDATE doc SET relevance = GREATEST(relevance, $1) WHERE status = $3 AND oid IN (
+           SELECT l.oid_dst FROM link l WHERE {which})"
+    );
+    let unvisited = DocStatus::Unvisited.code();
+    between_records(c, |tx| {
+        Ok(rows(
+            tx.execute(sql.as_str(), &[&score, param, &unvisited])?,
+        ))
+    })
+}
 
 /// The advisory lock key of saving the model ("taxo").
 const TAXONOMY_LOCK: i64 = 0x7461_786f;
@@ -45,11 +110,8 @@ pub(super) fn save_taxonomy(c: &mut Conn, model: &forager_classifier::Model) -> 
         "INSERT INTO example(url, kcid) SELECT * FROM unnest($1::text[], $2::int8[])",
         &[&urls, &topics],
     )?;
-    tx.execute(
-        "INSERT INTO meta(key, blob) VALUES('model', $1)
-         ON CONFLICT(key) DO UPDATE SET blob = excluded.blob",
-        &[&model.to_bytes()],
-    )?;
+    // A changed model gets a new version: every worker reloads it.
+    super::shared::put_versioned(&mut tx, "model", &model.to_bytes())?;
     Ok(tx.commit()?)
 }
 
@@ -87,12 +149,13 @@ pub(super) fn frontier_in_links(
 /// Sets the frontier scores of unvisited URLs; returns rows updated.
 pub(super) fn set_frontier_scores(c: &mut Conn, scores: &[(PageId, f64)]) -> Result<usize> {
     let (oids, s): (Vec<i64>, Vec<f64>) = scores.iter().map(|(o, s)| (o.raw(), *s)).unzip();
-    Ok(rows(c.execute(
-        "UPDATE doc SET relevance = u.score
-         FROM unnest($1::int8[], $2::float8[]) AS u(oid, score)
-         WHERE doc.oid = u.oid AND doc.status = $3",
-        &[&oids, &s, &DocStatus::Unvisited.code()],
-    )?))
+    update_rows(
+        c,
+        "relevance = u.score",
+        &[("score", "float8")],
+        DocStatus::Unvisited,
+        &[&oids, &s],
+    )
 }
 
 /// A page of fetched pages with stored text, in id order after `after`.
@@ -126,11 +189,12 @@ pub(super) fn save_verdicts(c: &mut Conn, verdicts: &[(PageId, Verdict)]) -> Res
     let r: Vec<f64> = verdicts.iter().map(|(_, v)| v.0).collect();
     let log_r: Vec<f64> = verdicts.iter().map(|(_, v)| v.1).collect();
     let cid: Vec<i64> = verdicts.iter().map(|(_, v)| v.2).collect();
-    c.execute(
-        "UPDATE doc SET relevance = v.r, log_relevance = v.log_r, cid = v.cid
-         FROM unnest($1::int8[], $2::float8[], $3::float8[], $4::int8[]) AS v(oid, r, log_r, cid)
-         WHERE doc.oid = v.oid AND doc.status = $5",
-        &[&oids, &r, &log_r, &cid, &DocStatus::Fetched.code()],
+    update_rows(
+        c,
+        "relevance = u.r, log_relevance = u.log_r, cid = u.cid",
+        &[("r", "float8"), ("log_r", "float8"), ("cid", "int8")],
+        DocStatus::Fetched,
+        &[&oids, &r, &log_r, &cid],
     )?;
     Ok(())
 }
@@ -138,8 +202,7 @@ pub(super) fn save_verdicts(c: &mut Conn, verdicts: &[(PageId, Verdict)]) -> Res
 /// Every link with features whose target is fetched: (features, target's R(d)).
 pub(super) fn apprentice_evidence(c: &mut Conn) -> Result<Vec<ApprenticeEvidence>> {
     let rows = c.query(
-        "SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
-         WHERE d.status = 2 AND l.features IS NOT NULL",
+        &format!("SELECT l.features, d.relevance FROM {INTO_FETCHED} AND l.features IS NOT NULL"),
         &[],
     )?;
     Ok(rows
@@ -157,8 +220,7 @@ pub(super) fn graph(c: &mut Conn) -> Result<(Vec<Edge>, HashMap<i64, f64>)> {
         .collect();
     let edges = c
         .query(
-            "SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst FROM link l
-             JOIN doc d ON d.oid = l.oid_dst WHERE d.status = 2",
+            &format!("SELECT l.oid_src, l.oid_dst, l.sid_src, l.sid_dst FROM {INTO_FETCHED}"),
             &[],
         )?
         .iter()
@@ -199,22 +261,14 @@ pub(super) fn save_distillation(c: &mut Conn, s: &Scores) -> Result<()> {
 /// The distiller's feedback: unvisited out-neighbours on other servers of the `top` best hubs
 /// get at least `score`; returns how many.
 pub(super) fn boost_hub_neighbours(c: &mut Conn, top: usize, score: f64) -> Result<usize> {
-    Ok(rows(c.execute(
-        "UPDATE doc SET relevance = GREATEST(relevance, $2) WHERE status = 0 AND oid IN (
-           SELECT l.oid_dst FROM link l
-           WHERE l.sid_src <> l.sid_dst
-             AND l.oid_src IN (SELECT oid FROM hub ORDER BY score DESC LIMIT $1))",
-        &[&limit(top), &score],
-    )?))
+    let hubs = "l.sid_src <> l.sid_dst
+        AND l.oid_src IN (SELECT oid FROM hub ORDER BY score DESC LIMIT $2)";
+    raise(c, hubs, score, &limit(top))
 }
 
 /// "Crawl more from here": the unvisited out-links of the fetched page `url` get at least
 /// `score`; returns how many.
 pub(super) fn boost_out_links(c: &mut Conn, url: &str, score: f64) -> Result<usize> {
-    Ok(rows(c.execute(
-        "UPDATE doc SET relevance = GREATEST(relevance, $2) WHERE status = 0 AND oid IN (
-           SELECT l.oid_dst FROM link l
-           WHERE l.oid_src = (SELECT oid FROM doc WHERE url = $1 AND status = 2))",
-        &[&url, &score],
-    )?))
+    let from_page = "l.oid_src = (SELECT oid FROM doc WHERE url = $2 AND status = 2)";
+    raise(c, from_page, score, &url)
 }

@@ -18,6 +18,7 @@ mod mining;
 mod read;
 mod record;
 mod search;
+mod shared;
 pub mod testing;
 
 pub use search::MAX_INDEXED_BYTES;
@@ -80,6 +81,10 @@ pub struct PgStore {
     /// This door's worker name: the crawl's one-process name ([`LOCAL_WORKER`]) means this
     /// door, so that crawls in many processes hold their own leases.
     name: String,
+    /// The connection holding the periodic job's lock while this door runs the job.
+    job: std::sync::Mutex<Option<Conn>>,
+    /// The worker this door last checked out for (its recorded pages count as that worker's).
+    leased_as: Option<String>,
 }
 
 /// A worker name unique to this door: host, process and a random part.
@@ -95,6 +100,13 @@ type Pool = r2d2::Pool<PostgresConnectionManager<postgres::NoTls>>;
 impl Drop for PgStore {
     /// Closing a connection blocks on its runtime: done off the async runtime too.
     fn drop(&mut self) {
+        let job = self.job.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(mut c) = job.take() {
+            // A job left running: its lock goes with this door.
+            off_runtime(move || {
+                let _ = c.execute("SELECT pg_advisory_unlock($1)", &[&shared::JOB_LOCK]);
+            });
+        }
         if let Some(pool) = self.pool.take() {
             off_runtime(move || drop(pool));
         }
@@ -129,6 +141,8 @@ impl PgStore {
             Ok(PgStore {
                 pool: Some(pool),
                 name: worker_name(),
+                job: std::sync::Mutex::default(),
+                leased_as: None,
             })
         })
     }
@@ -138,6 +152,8 @@ impl PgStore {
         PgStore {
             pool: self.pool.clone(),
             name: self.name.clone(),
+            job: std::sync::Mutex::default(),
+            leased_as: self.leased_as.clone(),
         }
     }
 
@@ -267,7 +283,10 @@ impl CrawlDb for PgStore {
         self.count("status = 0")
     }
     fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
-        self.with(|c| lease::checkout(c, self.who(worker), n, lease))
+        let who = self.who(worker).to_owned();
+        let work = self.with(|c| lease::checkout(c, &who, n, lease))?;
+        self.leased_as = Some(who);
+        Ok(work)
     }
     fn claim_hosts(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<String>> {
         self.with(|c| lease::claim_hosts(c, self.who(worker), n, lease))
@@ -291,7 +310,20 @@ impl CrawlDb for PgStore {
         self.with(|c| frontier::release(c, oids))
     }
     fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
-        self.with(|c| record::record(c, batch))
+        let rec = self.with(|c| record::record(c, batch))?;
+        if let Some(who) = self
+            .leased_as
+            .as_deref()
+            .filter(|_| !rec.fetched.is_empty())
+        {
+            // The worker's own count of pages recorded (what `forager status` rates it by).
+            let n = rec.fetched.len() as i64;
+            self.with(|c| {
+                let sql = "UPDATE worker SET recorded = recorded + $2 WHERE name = $1";
+                Ok(c.execute(sql, &[&who, &n])?)
+            })?;
+        }
+        Ok(rec)
     }
     fn frontier_in_links(
         &self,
@@ -333,6 +365,9 @@ impl CrawlDb for PgStore {
     }
     fn reader(&self) -> Box<dyn Reader + '_> {
         Box::new(self.handle())
+    }
+    fn shared(&mut self) -> Option<&mut dyn crate::store::SharedDb> {
+        Some(self)
     }
 }
 

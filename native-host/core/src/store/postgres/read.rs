@@ -265,7 +265,7 @@ impl Reader for PgStore {
     fn workers(&self) -> Result<Vec<WorkerRow>> {
         self.rows(
             "SELECT w.name, w.started_at, w.heartbeat, w.lease_until, w.checked_out,
-               (SELECT count(*) FROM server s WHERE s.lease_owner = w.name)
+               (SELECT count(*) FROM server s WHERE s.lease_owner = w.name), w.recorded
              FROM worker w ORDER BY w.name",
             &[],
             |r| WorkerRow {
@@ -275,6 +275,7 @@ impl Reader for PgStore {
                 lease_until: r.get(3),
                 checked_out: r.get(4),
                 hosts: r.get(5),
+                recorded: r.get(6),
             },
         )
     }
