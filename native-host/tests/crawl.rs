@@ -27,6 +27,8 @@ fn crawl_with(dir: &Path, web: &Path, mode: &str, pages: u32, extra: &[&str]) ->
             &pages,
         ])
         .args(extra)
+        // Each crawl of a test starts a new apprentice (none reused from an earlier one).
+        .arg("--fresh-apprentice")
         .arg("--web")
         .arg(web)
         .arg("--db")
