@@ -21,7 +21,7 @@ import path from 'node:path';
 import { handle as handleIn, openExtensionPage, startHostSession, stopHostSession,
   workerState } from './helpers/chromium.js';
 import { ensureFoldoc } from './helpers/foldoc.js';
-import { waitFor } from './helpers/harness.js';
+import { startSaysNothingToCrawl, waitFor } from './helpers/harness.js';
 import { CHROMIUM, EXTENSION, FORAGER, OUT, TARBALL, TARGET } from './helpers/paths.js';
 
 /** Where the screenshots of the changed popup and side panel go (kept in the repository). */
@@ -158,24 +158,7 @@ test('(f1) starter taxonomy, a topic ticked good, no seeds: Start says what to d
   await popup.waitForSelector('li[data-path="/Computing/Networking"].is-good', { timeout: 10_000 });
   t.diagnostic(`ticking good showed in ${Date.now() - t0} ms`);
   await popup.fill('#seeds', '');
-  // From the click as the page sees it to the notice shown, timed in the page.
-  await popup.evaluate(() => {
-    const w = /** @type {any} */ (window);
-    w.clickedAt = 0;
-    w.shownAt = 0;
-    document.getElementById('start-crawl')?.addEventListener('click', () => { w.clickedAt = performance.now(); },
-      { capture: true });
-    new MutationObserver(() => {
-      if (!document.getElementById('notice')?.hidden && !w.shownAt) w.shownAt = performance.now();
-    }).observe(/** @type {HTMLElement} */ (document.getElementById('notice')), { attributes: true });
-  });
-  await popup.click('#start-crawl');
-  await popup.waitForSelector('#notice:not([hidden])', { timeout: 5000 });
-  const took = await popup.evaluate(() => /** @type {any} */ (window).shownAt - /** @type {any} */ (window).clickedAt);
-  const said = await popup.textContent('#notice-text') ?? '';
-  t.diagnostic(`Start answered in ${took.toFixed(0)} ms: ${said}`);
-  assert.ok(took <= 1000, `told within 1 s (took ${took} ms)`);
-  assert.match(said, /^Nothing to crawl yet: open a page about your topic and press "Add current page as example"/);
+  const said = await startSaysNothingToCrawl(popup, t);
   assert.doesNotMatch(said, /start_crawl|host:/, 'no request name');
   await new Promise((r) => setTimeout(r, 1500));
   const s = await state();

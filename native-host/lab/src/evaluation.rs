@@ -5,7 +5,7 @@
 
 use crate::miniweb::{MiniWeb, Task};
 use forager_classifier::Model;
-use forager_core::crawl::{self, ApprenticeConfig, CrawlConfig, Mode};
+use forager_core::crawl::{self, ApprenticeConfig, CrawlConfig, Guide, Mode};
 use forager_core::reuse;
 use forager_core::store::{Reader as _, Store};
 use rand::seq::SliceRandom;
@@ -28,6 +28,8 @@ pub const STRATEGIES: &[&str] = &[
     "soft+apprentice",
     "soft+apprentice-offline",
     "soft+apprentice-reused",
+    "soft+critic",
+    "soft+critic-reused",
     "soft+open-world",
     "soft+open-world-em",
     "soft+apprentice+open-world",
@@ -44,6 +46,10 @@ pub struct Strategy {
     pub mode: Mode,
     /// With the online apprentice.
     pub apprentice: bool,
+    /// Whether that apprentice guides: always after its warm-up (`soft+apprentice...`) or
+    /// while its critic finds it better than soft focus (`soft+critic...`, `forager crawl`'s
+    /// default).
+    pub guide: Guide,
     /// With distiller feedback.
     pub distiller: bool,
     /// The 2002 paper's protocol (§3.5): the apprentice is first trained on the instances of
@@ -79,6 +85,20 @@ pub fn strategy(name: &str) -> Option<Strategy> {
                 name: "soft+apprentice-reused",
                 reused: true,
                 ..strategy("soft+apprentice")?
+            })
+        }
+        "soft+critic" => {
+            return Some(Strategy {
+                name: "soft+critic",
+                guide: Guide::WhenBetter,
+                ..strategy("soft+apprentice")?
+            })
+        }
+        "soft+critic-reused" => {
+            return Some(Strategy {
+                name: "soft+critic-reused",
+                reused: true,
+                ..strategy("soft+critic")?
             })
         }
         "soft+open-world" => {
@@ -117,6 +137,7 @@ pub fn strategy(name: &str) -> Option<Strategy> {
         name,
         mode,
         apprentice,
+        guide: Guide::Always,
         distiller,
         offline,
         reused: false,
@@ -294,6 +315,7 @@ pub async fn crawl_strategy(
             apprentice: Some(ApprenticeConfig {
                 retrain_every: u64::MAX,
                 warmup: u64::MAX,
+                guide: Guide::Never,
                 ..Default::default()
             }),
             ..base.clone()
@@ -305,6 +327,7 @@ pub async fn crawl_strategy(
             apprentice: Some(ApprenticeConfig {
                 retrain_every: cfg.retrain_every,
                 warmup: cfg.warmup,
+                guide: s.guide,
                 ..Default::default()
             }),
             ..base.clone()
@@ -327,6 +350,7 @@ pub async fn crawl_strategy(
             retrain_every: cfg.retrain_every,
             warmup: cfg.warmup,
             initial,
+            guide: s.guide,
             ..Default::default()
         }),
         ..base

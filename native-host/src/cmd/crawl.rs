@@ -65,19 +65,26 @@ pub(crate) struct Args {
     /// HTTP proxy.
     #[arg(long)]
     proxy: Option<String>,
-    /// Guide the crawl with the apprentice, learning online.
+    /// The apprentice learns on every crawl which links lead to relevant pages (for the next
+    /// crawl of these topics and the browser's link marks); it guides soft and hard focus
+    /// `auto`: while its critic finds it better than soft focus on the pages just fetched;
+    /// `always`: from the end of its warm-up; `learn`: never; `off`: no apprentice at all.
+    #[arg(long, value_enum, default_value_t = Guide::Auto)]
+    apprentice_guide: Guide,
+    /// The apprentice guides always (the same as --apprentice-guide always).
     #[arg(long)]
     apprentice: bool,
     /// Pages between apprentice retrains.
     #[arg(long, default_value_t = 200)]
     retrain_every: u64,
-    /// Fetched pages before the learning apprentice starts guiding the crawl.
+    /// Fetched pages before the learning apprentice may guide the crawl.
     #[arg(long, default_value_t = forager::crawl::DEFAULT_APPRENTICE_WARMUP)]
     apprentice_warmup: u64,
     /// The apprentice's DOM offset window.
     #[arg(long, default_value_t = forager_classifier::apprentice::DEFAULT_D_MAX)]
     d_max: usize,
-    /// Start the apprentice trained on a previous crawl database (implies --apprentice).
+    /// Start the apprentice trained on a previous crawl database (it guides as
+    /// --apprentice-guide says; `off` is refused).
     #[arg(long)]
     apprentice_from: Option<PathBuf>,
     /// Start a new apprentice instead of the one learned in earlier crawls of the same good
@@ -203,6 +210,12 @@ pub(crate) fn run(a: Args) -> Result<()> {
             println!("{v}");
         }
         save_learned(&reuse, &p);
+        if let Some((app, soft)) = p.critic_auc {
+            let now = if p.apprentice_guides { "guiding" } else { "not guiding" };
+            eprintln!(
+                "apprentice: {now} at the end (AUC on the last pages fetched: apprentice {app:.3}, soft focus {soft:.3})"
+            );
+        }
         if let Some(s) = crate::trace::summary() {
             eprint!("{s}");
         }
@@ -280,8 +293,40 @@ fn say_why(reason: forager::crawl::StopReason, p: &forager::crawl::Progress, in_
     );
 }
 
+/// How the apprentice takes part in the crawl (`--apprentice-guide`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Guide {
+    /// Guides while the critic finds it better than soft focus (the default).
+    Auto,
+    /// Guides from the end of its warm-up.
+    Always,
+    /// Learns, never guides.
+    Learn,
+    /// No apprentice.
+    Off,
+}
+
+impl Args {
+    /// The apprentice's setting, `None` for none (`--apprentice` is `always`).
+    fn guide(&self) -> Option<forager::crawl::Guide> {
+        use forager::crawl::Guide as G;
+        match (self.apprentice, self.apprentice_guide) {
+            (true, _) | (_, Guide::Always) => Some(G::Always),
+            (_, Guide::Auto) => Some(G::WhenBetter),
+            (_, Guide::Learn) => Some(G::Never),
+            (_, Guide::Off) => None,
+        }
+    }
+}
+
 /// The options checked before anything is written.
 fn check(a: &Args) -> Result<()> {
+    if a.apprentice && a.apprentice_guide != Guide::Auto && a.apprentice_guide != Guide::Always {
+        bail!("--apprentice is --apprentice-guide always: give one of them");
+    }
+    if a.apprentice_from.is_some() && a.guide().is_none() {
+        bail!("--apprentice-from starts an apprentice; --apprentice-guide off has none");
+    }
     if !(0.0..=1.0).contains(&a.template_weight) {
         bail!("--template-weight must be between 0 and 1");
     }
@@ -356,7 +401,7 @@ fn model_of(
 /// Where this crawl's apprentice is saved for the next one, and its key.
 type Reuse = Option<(PathBuf, forager::reuse::Key)>;
 
-/// The apprentice's settings, when it is on: trained offline from another crawl when asked,
+/// The apprentice's settings, unless it is off: trained offline from another crawl when asked,
 /// else the one learned in earlier crawls of the same topics (saved beside the database,
 /// [`forager::reuse`]), which this crawl's replaces at the end.
 fn apprentice_of(
@@ -364,9 +409,9 @@ fn apprentice_of(
     locator: &forager::store::Locator,
     model: &Model,
 ) -> Result<(Option<forager::crawl::ApprenticeConfig>, Reuse)> {
-    if !(a.apprentice || a.apprentice_from.is_some()) {
+    let Some(guide) = a.guide() else {
         return Ok((None, None));
-    }
+    };
     let mut reuse = None;
     let initial = match &a.apprentice_from {
         Some(p) => {
@@ -402,6 +447,7 @@ fn apprentice_of(
         warmup: a.apprentice_warmup,
         d_max: a.d_max,
         initial,
+        guide,
     };
     Ok((Some(config), reuse))
 }

@@ -97,12 +97,18 @@ impl Session {
         if prepared.seeds == 0 && prepared.frontier == 0 {
             return Err(Refusal::Invalid(NOTHING_TO_CRAWL.into()));
         }
-        // The apprentice learned in earlier crawls of these topics, kept beside the model.
-        let guided = req.apprentice.unwrap_or(true);
-        let reuse = guided.then(|| {
-            let path = crate::reuse::path_beside(&self.paths.db());
-            (path, crate::reuse::Key::of(&self.model))
-        });
+        // The apprentice always learns (for the link marks and the next crawl of these topics,
+        // starting from what earlier crawls of them learned, kept beside the model); it guides
+        // as `forager crawl` does by default, while its critic finds it better than soft
+        // focus, unless the user turned that off.
+        let guide = match req.apprentice {
+            Some(false) => Guide::Never,
+            Some(true) | None => Guide::WhenBetter,
+        };
+        let reuse = Some((
+            crate::reuse::path_beside(&self.paths.db()),
+            crate::reuse::Key::of(&self.model),
+        ));
         let initial = reuse.as_ref().and_then(|(path, key)| {
             let loaded = crate::reuse::load(path, *key);
             eprintln!("forager: {}", loaded.words(path));
@@ -127,8 +133,9 @@ impl Session {
                 },
                 ..Default::default()
             },
-            apprentice: guided.then(|| ApprenticeConfig {
+            apprentice: Some(ApprenticeConfig {
                 initial,
+                guide,
                 ..Default::default()
             }),
             distill_every: Some(DISTILL_EVERY),

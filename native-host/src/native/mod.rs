@@ -5,7 +5,7 @@
 //! One thread reads frames from stdin, one writes frames to stdout; requests are handled in
 //! order on the async runtime, and crawl events flow to the writer through the same channel.
 
-use crate::crawl::{self, ApprenticeConfig, CrawlConfig, CrawlEvent, Mode, Progress};
+use crate::crawl::{self, ApprenticeConfig, CrawlConfig, CrawlEvent, Guide, Mode, Progress};
 use crate::framing::{self, Frame, FrameError};
 use crate::store::{CrawlDb, FetchedPage, Locator, Ranking, Reader, Store};
 use base64::Engine;

@@ -237,7 +237,8 @@ pub struct StartCrawl {
     pub pages: Option<f64>,
     /// Loopback HTTP proxy.
     pub proxy: Option<String>,
-    /// Guide the crawl with the apprentice (default true).
+    /// Let the apprentice guide the crawl while its critic finds it better than soft focus
+    /// (default true, as `forager crawl`); false: it only learns.
     pub apprentice: Option<bool>,
     /// Seconds between requests to one host (default 1), from 0 to [`MAX_DELAY`].
     pub delay: Option<f64>,

@@ -97,3 +97,32 @@ unlike ${entry(3, 'the older scheme')} that listens before sending. ${entry(4, '
 described the physical layer and the media access rules, and ${entry(5, 'several vendors')} built
 interface cards for it. ${entry(6, 'Its successors')} moved the same ideas onto rings of fibre.</p></div>`;
 }
+
+/**
+ * Presses the popup's Start when there is nothing to crawl, and checks the notice that tells
+ * the user what to do comes within 1 s (timed in the page, from the click as the page sees it
+ * to the notice shown). Works with a Playwright or a Puppeteer page.
+ * @param {any} popup the popup page
+ * @param {{diagnostic: (s: string) => void}} t the test context
+ * @returns {Promise<string>} the notice's text
+ */
+export async function startSaysNothingToCrawl(popup, t) {
+  await popup.evaluate(() => {
+    const w = /** @type {any} */ (window);
+    w.clickedAt = 0;
+    w.shownAt = 0;
+    document.getElementById('start-crawl')?.addEventListener('click', () => { w.clickedAt = performance.now(); },
+      { capture: true });
+    new MutationObserver(() => {
+      if (!document.getElementById('notice')?.hidden && !w.shownAt) w.shownAt = performance.now();
+    }).observe(/** @type {HTMLElement} */ (document.getElementById('notice')), { attributes: true });
+  });
+  await popup.click('#start-crawl');
+  await popup.waitForSelector('#notice:not([hidden])', { timeout: 5000 });
+  const took = await popup.evaluate(() => /** @type {any} */ (window).shownAt - /** @type {any} */ (window).clickedAt);
+  const said = await popup.evaluate(() => document.getElementById('notice-text')?.textContent ?? '');
+  t.diagnostic(`Start answered in ${took.toFixed(0)} ms: ${said}`);
+  assert.ok(took <= 1000, `told within 1 s (took ${took} ms)`);
+  assert.match(said, /^Nothing to crawl yet: open a page about your topic and press "Add current page as example"/);
+  return said;
+}

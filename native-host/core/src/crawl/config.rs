@@ -1,6 +1,7 @@
 //! What a crawl is asked to do: the link policy (focus mode), its parameters and the defaults
 //! chosen on the FOLDOC tasks.
 
+pub use super::policy::critic::Guide;
 use crate::canon::TrapLimits;
 use crate::fetch::FetchConfig;
 use forager_classifier::apprentice::Apprentice;
@@ -165,7 +166,8 @@ pub struct CrawlConfig {
     /// Record every answered fetch in WARC files (`crate::warc`); the files' User-Agent is
     /// the fetcher's.
     pub warc: Option<crate::warc::WarcConfig>,
-    /// Guide soft focus with the apprentice (accelerated-focused-crawling-2002).
+    /// The apprentice (accelerated-focused-crawling-2002): it learns from the crawl's links and
+    /// guides soft or hard focus as [`ApprenticeConfig::guide`] says; `None`: no apprentice.
     pub apprentice: Option<ApprenticeConfig>,
     /// Run the distiller every this many fetched pages (and once at the end).
     pub distill_every: Option<u64>,
@@ -285,29 +287,31 @@ impl OpenWorldConfig {
     }
 }
 
-/// Fetched pages before a learning apprentice guides the crawl (#25: from the first few
-/// hundred pages). Its links' priorities blend Pr(high) with soft focus's by the apprentice's
-/// trust, its prequential skill (2 AUC - 1 on instances it had not learned yet), so an
-/// apprentice that does not separate good links from bad leaves soft focus in charge. On the
-/// generated web with hidden regions it lifts harvest at 1000 from .46/.39 to .70/.63
-/// (networking, finance). Measured again with the apprentice reused across crawls (bench
-/// `soft+apprentice-reused`, two runs, 16 tasks): a first crawl's apprentice is below soft
-/// focus on FOLDOC at 1000 on six of six tasks (networking .388 vs .454) and a reused one on
-/// five of six (networking .413), so it stays off by default (`--apprentice`).
+/// Fetched pages before a learning apprentice may guide the crawl (#25: from the first few
+/// hundred pages); then, and at each retrain, the critic decides whether it does
+/// ([`Guide::WhenBetter`], the default) or it guides from then on ([`Guide::Always`]). Its
+/// links' priorities blend Pr(high) with soft focus's by the apprentice's trust, its
+/// prequential skill (2 AUC - 1 on instances it had not learned yet). Guiding always, it lifts
+/// harvest at 1000 on the generated web with hidden regions from .46/.39 to .70/.63
+/// (networking, finance) but lowers it on FOLDOC on six of six tasks (networking .388 vs .454;
+/// reused: five of six), hence the critic.
 pub const DEFAULT_APPRENTICE_WARMUP: u64 = 200;
 
-/// How the apprentice learns during a crawl.
+/// How the apprentice learns during a crawl and whether it guides it.
 #[derive(Clone, Debug)]
 pub struct ApprenticeConfig {
     /// Retrain (publish the counts and re-score the frontier) every this many fetched pages.
     pub retrain_every: u64,
-    /// The apprentice learns from the first fetch but guides the crawl only after this many
-    /// fetched pages (an `initial` apprentice guides from the start).
+    /// The apprentice learns from the first fetch but guides the crawl no sooner than after
+    /// this many fetched pages (guiding always, an `initial` apprentice guides from the start).
     pub warmup: u64,
     /// DOM offset window.
     pub d_max: usize,
     /// Start from this apprentice (offline-trained from a previous crawl), if any.
     pub initial: Option<Apprentice>,
+    /// Whether it guides: when the critic finds it better than soft focus (default), always,
+    /// or never (it only learns).
+    pub guide: Guide,
 }
 
 impl Default for ApprenticeConfig {
@@ -317,6 +321,7 @@ impl Default for ApprenticeConfig {
             warmup: DEFAULT_APPRENTICE_WARMUP,
             d_max: forager_classifier::apprentice::DEFAULT_D_MAX,
             initial: None,
+            guide: Guide::default(),
         }
     }
 }

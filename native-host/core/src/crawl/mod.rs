@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tracing::{debug_span, Instrument};
 
+mod apprentice;
 pub mod blame;
 mod config;
 mod dispatch;
@@ -28,8 +29,8 @@ const STOP_GRACE: Duration = Duration::from_secs(1);
 const MAX_PARKED: usize = 10_000;
 
 pub use config::{
-    ApprenticeConfig, CrawlConfig, CrawlEvent, Judge, Mode, OpenWorldConfig, Query, SharkParams,
-    DEFAULT_APPRENTICE_WARMUP, DEFAULT_OPEN_WORLD_FIRST, DEFAULT_TEMPLATE_WEIGHT,
+    ApprenticeConfig, CrawlConfig, CrawlEvent, Guide, Judge, Mode, OpenWorldConfig, Query,
+    SharkParams, DEFAULT_APPRENTICE_WARMUP, DEFAULT_OPEN_WORLD_FIRST, DEFAULT_TEMPLATE_WEIGHT,
 };
 pub use prepare::{prepare, Prepared, Start};
 pub use rescore::rejudge;
@@ -57,6 +58,12 @@ pub struct Progress {
     pub apprentice_instances: [u64; 2],
     /// Apprentice retrains so far in this run.
     pub apprentice_retrains: u64,
+    /// Whether the apprentice guides the crawl now (its critic finds it better than soft
+    /// focus, or it is set to guide always).
+    pub apprentice_guides: bool,
+    /// The critic's last comparison on recently fetched pages: the areas under the ROC curve
+    /// of the apprentice's priorities and of soft focus's scores.
+    pub critic_auc: Option<(f64, f64)>,
     /// Distillations so far in this run.
     pub distillations: u64,
     /// Times the crawl re-judged its pages with a classifier changed by the user.

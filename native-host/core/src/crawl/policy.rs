@@ -7,8 +7,9 @@
 //!   navigation boilerplate; the frontier keeps the maximum over parents (`store::frontier`);
 //! - hard focus: the same scores, but only pages whose best leaf is under a good topic are
 //!   expanded;
-//! - with a trained apprentice (soft or hard), the apprentice's Pr[high | link features]
-//!   blended with that score by the apprentice's measured trust (the critic);
+//! - with a trained apprentice that guides (soft or hard), the apprentice's Pr[high | link
+//!   features] blended with that score by its measured trust; whether it guides is the
+//!   critic's decision ([`critic`]);
 //! - breadth first: −(depth + 1); unfocused: 0; naive best-first: the parent's cosine to the
 //!   good topics' examples; SharkSearch: anchor, context and a decaying inherited score.
 //!
@@ -27,6 +28,7 @@ use forager_classifier::links::link_features;
 use forager_classifier::{Classification, Classifier, Scratch};
 use std::collections::HashSet;
 
+pub mod critic;
 pub mod rules;
 pub use rules::{
     combine, high, instance, retry_or_give_up, trained_apprentice, Instance, BOOST, HIGH_RELEVANCE,

@@ -69,6 +69,12 @@ fn by_parents(
     s.set_frontier_scores(&updates)
 }
 
+/// Re-scores the frontier by soft focus's rule from its fetched parents' stored relevance,
+/// when the apprentice stops guiding; returns rows updated.
+pub(super) fn by_soft_focus(s: &mut impl CrawlDb, mode: Mode) -> Result<usize, StoreError> {
+    by_parents(s, mode, &HashMap::new())
+}
+
 /// Re-scores every frontier URL with features on its in-links by the retrained apprentice's
 /// `score(features, R(parent) × weight)` ([`apprentice_rescored`]); returns rows updated.
 pub(super) fn by_apprentice(

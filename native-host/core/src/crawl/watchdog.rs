@@ -8,6 +8,7 @@ mod catch_up;
 mod report;
 mod setup;
 
+use super::apprentice::Learning;
 use super::dispatch::Dispatcher;
 use super::recorder::Recorder;
 use super::words::IdleClock;
@@ -19,7 +20,6 @@ use super::{
 use crate::distiller::Scores;
 use crate::monitor::{self, History, MonitorParams};
 use crate::store::{self, CrawlDb, Outcome};
-use forager_classifier::apprentice::Apprentice;
 use forager_classifier::Classifier;
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,14 +39,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     workers: Dispatcher,
     warc_task: Option<JoinHandle<std::io::Result<Vec<PathBuf>>>>,
     open_world: open_world::Learner,
-    /// The learning apprentice; the workers read snapshots of it published at each retrain.
-    learner: Apprentice,
-    /// Whether the published apprentice guides the crawl (an offline-trained one does at once).
-    guiding: bool,
-    /// (the learner's prediction, outcome) of instances before it learned them, since the
-    /// last retrain: the critic's evidence.
-    heldout: Vec<(f64, bool)>,
-    since_retrain: u64,
+    /// The apprentice, learning, and guiding when it should; the workers read the snapshots
+    /// it publishes.
+    learning: Option<Learning>,
     since_distill: u64,
     distilling: Option<JoinHandle<Scores>>,
     log: Option<std::io::BufWriter<std::fs::File>>,
@@ -96,9 +91,7 @@ impl<S: CrawlDb> Watchdog<S> {
         let mut store = Some(store);
         let learner =
             setup::first_learner(&mut store, config.apprentice.is_some(), initial).await?;
-        let guiding = (config.apprentice.as_ref())
-            .and_then(|a| a.initial.as_ref())
-            .is_some_and(Apprentice::is_trained);
+        let learning = (config.apprentice.as_ref()).map(|c| Learning::new(c, learner));
         let fetched = blocking(&mut store, |s| s.fetched()).await? as u64;
         // A resumed crawl: the model may have changed since its pages were judged (a page
         // marked not relevant between crawls), so they are judged again at the first flush.
@@ -112,10 +105,7 @@ impl<S: CrawlDb> Watchdog<S> {
             store,
             sh,
             warc_task,
-            learner,
-            guiding,
-            heldout: Vec::new(),
-            since_retrain: 0,
+            learning,
             since_distill: 0,
             distilling: None,
             log,
@@ -346,6 +336,9 @@ impl<S: CrawlDb> Watchdog<S> {
             batch.sort_by_key(|o| wave.get(&o.oid).copied().unwrap_or(usize::MAX));
         }
         self.count(&batch);
+        if let Some(l) = self.learning.as_mut() {
+            l.scored(&batch, self.config.mode);
+        }
         let archive = self
             .sh
             .warc
@@ -411,7 +404,7 @@ impl<S: CrawlDb> Watchdog<S> {
         if !rec.fetched.is_empty() {
             self.tell(|| CrawlEvent::Pages(rec.fetched.clone()));
         }
-        (self.retrain(&rec.instances, fetched))
+        (self.retrain(&rec, fetched))
             .instrument(debug_span!("loop.retrain"))
             .await?;
         self.rejudge()

@@ -3,67 +3,54 @@
 //! re-scored; the judge takes the user's marks; the background is learned again; and the
 //! distiller runs on the crawl graph.
 
-use super::super::{apply_distillation, blocking, policy, rescore, CrawlError, CrawlEvent, Mode};
+use super::super::apprentice::{Learning, Step};
+use super::super::{apply_distillation, blocking, rescore, CrawlError, CrawlEvent, Mode};
 use super::Watchdog;
 use crate::store::{self, CrawlDb};
+use forager_classifier::apprentice::Apprentice;
 use std::sync::Arc;
 use tracing::{debug_span, Instrument};
 
-/// Most held-out predictions the critic keeps between retrains (bounds its memory).
-const TRUST_WINDOW: usize = 20_000;
-
 impl<S: CrawlDb> Watchdog<S> {
-    /// The apprentice learns the new instances; at the end of its warm-up, then every
-    /// `retrain_every` pages, it is published and the frontier re-scored with it.
+    /// The apprentice learns what was recorded; at its retrain points it is published and the
+    /// frontier re-scored with it while it guides, and withdrawn (the frontier back to soft
+    /// focus's scores) when the critic stops it.
     pub(super) async fn retrain(
         &mut self,
-        instances: &[store::ApprenticeEvidence],
+        rec: &store::Recorded,
         fetched: u64,
     ) -> Result<(), CrawlError> {
-        let Some(cfg) = &self.config.apprentice else {
+        let Some(l) = self.learning.as_mut() else {
             return Ok(());
         };
-        // The critic: the learner predicts each new instance before learning it, and its
-        // skill on those since the last retrain is the trust the next snapshot gets.
-        if self.learner.is_trained() {
-            let room = TRUST_WINDOW.saturating_sub(self.heldout.len());
-            (self.heldout).extend(
-                instances
-                    .iter()
-                    .take(room)
-                    .map(|(f, r)| (self.learner.p_high(f), policy::high(*r))),
-            );
-        }
-        for (f, r) in instances {
-            self.learner.add(f, policy::high(*r));
-        }
-        self.since_retrain += fetched;
-        let warm = self.guiding || self.progress.fetched >= cfg.warmup;
-        let due = !self.guiding || self.since_retrain >= cfg.retrain_every;
-        if warm && due && self.learner.is_trained() {
-            self.since_retrain = 0;
-            self.guiding = true;
-            if let Some(skill) =
-                forager_classifier::apprentice::skill(std::mem::take(&mut self.heldout))
-            {
-                self.learner.set_trust(skill);
-            }
-            let snapshot = Arc::new(self.learner.clone());
-            *self
-                .sh
-                .apprentice
-                .write()
-                .unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
-            if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
-                blocking(&mut self.store, move |s| {
+        let step = l.learn(&rec.instances, &rec.fetched, fetched, self.progress.fetched);
+        self.progress.apprentice_instances = l.instances();
+        self.progress.apprentice_guides = l.guiding();
+        self.progress.critic_auc = l.critic();
+        let (snapshot, guides) = match step {
+            None => return Ok(()),
+            Some(Step::Guide(a)) => (a, true),
+            Some(Step::Unguide) => (Arc::new(Apprentice::default()), false),
+        };
+        *(self.sh.apprentice.write()).unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
+        if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
+            let mode = self.config.mode;
+            blocking(&mut self.store, move |s| {
+                if guides {
                     rescore::by_apprentice(s, |f, base| snapshot.blend(f, base))
-                })
-                .await?;
-            }
-            self.progress.apprentice_retrains += 1;
+                } else {
+                    rescore::by_soft_focus(s, mode)
+                }
+            })
+            .await?;
         }
-        self.progress.apprentice_instances = self.learner.instances();
+        self.progress.apprentice_retrains += u64::from(guides);
         Ok(())
+    }
+
+    /// Whether the apprentice orders the frontier now (re-judges then leave it alone).
+    fn apprentice_guides(&self) -> bool {
+        self.learning.as_ref().is_some_and(Learning::guiding)
     }
 
     /// The user changed the model (a "not relevant" mark): judge everything again with it.
@@ -73,7 +60,7 @@ impl<S: CrawlDb> Watchdog<S> {
             .map(|rx| rx.borrow_and_update().clone());
         if let Some(j) = updated {
             *self.sh.judge.write().unwrap_or_else(|p| p.into_inner()) = j.clone();
-            let (mode, frontier) = (self.config.mode, !self.guiding);
+            let (mode, frontier) = (self.config.mode, !self.apprentice_guides());
             blocking(&mut self.store, move |s| {
                 rescore::rejudge(s, &j, mode, frontier)
             })
@@ -88,7 +75,7 @@ impl<S: CrawlDb> Watchdog<S> {
         if !self.open_world.due(self.progress.fetched) {
             return Ok(());
         }
-        let frontier = !self.guiding;
+        let frontier = !self.apprentice_guides();
         let marked = (self.sh.judge.read().unwrap_or_else(|p| p.into_inner()))
             .not_relevant
             .clone();

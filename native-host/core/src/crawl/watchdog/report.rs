@@ -83,15 +83,9 @@ impl<S: CrawlDb> Watchdog<S> {
         })
         .await?;
         self.snapshot(0).await?;
-        if self.config.apprentice.is_some() {
-            // The critic's latest skill goes with the apprentice (measured now if it never was).
-            if self.learner.measured_trust().is_none() {
-                let heldout = std::mem::take(&mut self.heldout);
-                if let Some(skill) = forager_classifier::apprentice::skill(heldout) {
-                    self.learner.set_trust(skill);
-                }
-            }
-            let learned = Arc::new(std::mem::take(&mut self.learner));
+        if let Some(l) = self.learning.take() {
+            // Its latest trust goes with the apprentice (measured now if it never was).
+            let learned = Arc::new(l.into_learned());
             self.progress.learned = Some(crate::reuse::Learned(learned));
         }
         self.progress.elapsed = self.started.elapsed().as_secs_f64();

@@ -1,0 +1,197 @@
+//! The apprentice during a crawl (accelerated-focused-crawling-2002 §3): it learns from every
+//! link whose both ends are fetched, and at its retrain points decides, by its setting
+//! ([`Guide`]) and the critic ([`Critic`]), whether the frontier is ordered by its priorities.
+//! Synchronous: the crawl loop hands it what was recorded and carries out what it decides
+//! (publishing a snapshot to the fetch workers and re-scoring the frontier).
+
+use super::policy::critic::{Critic, Guide, Scoreboard};
+use super::{policy, ApprenticeConfig, Mode};
+use crate::store::{fnv64, ApprenticeEvidence, DocStatus, FetchedPage, Outcome};
+use forager_classifier::apprentice::{skill, Apprentice};
+use std::sync::Arc;
+
+/// Most held-out predictions the apprentice's trust is measured on between retrains (bounds
+/// its memory).
+const TRUST_WINDOW: usize = 20_000;
+
+/// What the crawl loop does after a retrain point.
+#[derive(Debug)]
+pub(super) enum Step {
+    /// Give the workers this apprentice and re-score the frontier with it: it guides.
+    Guide(Arc<Apprentice>),
+    /// The apprentice stops guiding: the workers get none and the frontier goes back to soft
+    /// focus's scores.
+    Unguide,
+}
+
+/// The apprentice's state in a crawl.
+pub(super) struct Learning {
+    guide: Guide,
+    retrain_every: u64,
+    warmup: u64,
+    /// The learning apprentice; the workers read the snapshots published while it guides.
+    learner: Apprentice,
+    /// Whether the published apprentice guides the crawl.
+    guiding: bool,
+    /// Retrain points passed (the first comes at the end of the warm-up).
+    checks: u64,
+    /// (the learner's prediction, outcome) of instances before it learned them, since the
+    /// last retrain: its trust.
+    heldout: Vec<(f64, bool)>,
+    since_retrain: u64,
+    critic: Critic,
+    board: Scoreboard,
+}
+
+impl Learning {
+    /// The apprentice of a crawl under `cfg`, starting from `learner` (offline-trained, reused
+    /// or resumed). Set to guide always, a trained one guides from the first page.
+    pub(super) fn new(cfg: &ApprenticeConfig, learner: Apprentice) -> Self {
+        Learning {
+            guide: cfg.guide,
+            retrain_every: cfg.retrain_every.max(1),
+            warmup: cfg.warmup,
+            guiding: cfg.guide == Guide::Always && learner.is_trained(),
+            learner,
+            checks: 0,
+            heldout: Vec::new(),
+            since_retrain: 0,
+            critic: Critic::new(),
+            board: Scoreboard::new(),
+        }
+    }
+
+    /// Whether the apprentice guides the crawl now.
+    pub(super) fn guiding(&self) -> bool {
+        self.guiding
+    }
+
+    /// Instances learned, [low, high].
+    pub(super) fn instances(&self) -> [u64; 2] {
+        self.learner.instances()
+    }
+
+    /// Before a batch is recorded: the links its fetched pages found, scored by soft focus and
+    /// by the apprentice as it is now, go on the critic's board (soft and hard focus, when the
+    /// critic decides).
+    pub(super) fn scored(&mut self, batch: &[Outcome], mode: Mode) {
+        let critic_on = self.guide == Guide::WhenBetter && matches!(mode, Mode::Soft | Mode::Hard);
+        if !critic_on || !self.learner.is_trained() {
+            return;
+        }
+        for o in batch {
+            if o.status != DocStatus::Fetched || o.revisit {
+                continue;
+            }
+            for l in &o.links {
+                let Some(f) = &l.features else { continue };
+                let soft = o.relevance * l.weight;
+                let apprentice = self.learner.blend(f, soft);
+                self.board.offer(fnv64(&l.url), soft, apprentice);
+            }
+        }
+    }
+
+    /// After a batch was recorded (`fetched` pages new, `total` fetched in the crawl): the
+    /// critic sees the pages fetched, the apprentice learns the new instances, and at a retrain
+    /// point it says what the loop must do.
+    pub(super) fn learn(
+        &mut self,
+        instances: &[ApprenticeEvidence],
+        pages: &[FetchedPage],
+        fetched: u64,
+        total: u64,
+    ) -> Option<Step> {
+        for p in pages {
+            if let Some(pair) = self.board.fetched(fnv64(&p.url), policy::high(p.relevance)) {
+                self.critic.observe(pair);
+            }
+        }
+        // The learner predicts each new instance before learning it: its trust.
+        if self.learner.is_trained() {
+            let room = TRUST_WINDOW.saturating_sub(self.heldout.len());
+            (self.heldout).extend(
+                instances
+                    .iter()
+                    .take(room)
+                    .map(|(f, r)| (self.learner.p_high(f), policy::high(*r))),
+            );
+        }
+        for (f, r) in instances {
+            self.learner.add(f, policy::high(*r));
+        }
+        self.since_retrain += fetched;
+        match self.guide {
+            Guide::Never => None,
+            Guide::Always => self.always(total),
+            Guide::WhenBetter => self.when_better(total),
+        }
+    }
+
+    /// Guiding always: at the end of the warm-up, then every `retrain_every` pages, the
+    /// apprentice is published with its trust.
+    fn always(&mut self, total: u64) -> Option<Step> {
+        let warm = self.guiding || total >= self.warmup;
+        let due = !self.guiding || self.since_retrain >= self.retrain_every;
+        if !(warm && due && self.learner.is_trained()) {
+            return None;
+        }
+        self.guiding = true;
+        Some(Step::Guide(self.retrained()))
+    }
+
+    /// Guiding when it helps: at the end of the warm-up, then every `retrain_every` pages, the
+    /// critic decides; the apprentice is published while it guides, withdrawn when it stops.
+    fn when_better(&mut self, total: u64) -> Option<Step> {
+        let due =
+            total >= self.warmup && (self.checks == 0 || self.since_retrain >= self.retrain_every);
+        if !due {
+            return None;
+        }
+        self.checks += 1;
+        let snapshot = self.retrained();
+        let was = self.guiding;
+        self.guiding = self.learner.is_trained() && self.critic.decide();
+        tracing::debug!(
+            pages = total,
+            guiding = self.guiding,
+            critic = ?self.critic.last(),
+            "the apprentice's critic decided"
+        );
+        match (was, self.guiding) {
+            (_, true) => Some(Step::Guide(snapshot)),
+            (true, false) => Some(Step::Unguide),
+            (false, false) => None,
+        }
+    }
+
+    /// A retrain: the trust measured on the held-out predictions since the last one, and a
+    /// snapshot of the apprentice.
+    fn retrained(&mut self) -> Arc<Apprentice> {
+        self.since_retrain = 0;
+        if let Some(s) = skill(std::mem::take(&mut self.heldout)) {
+            self.learner.set_trust(s);
+        }
+        Arc::new(self.learner.clone())
+    }
+
+    /// The critic's last comparison: (the apprentice's AUC, soft focus's) on recent pages.
+    pub(super) fn critic(&self) -> Option<(f64, f64)> {
+        self.critic.last().map(|c| (c.apprentice, c.soft))
+    }
+
+    /// What the crawl's apprentice learned, with its latest trust (measured now if it never
+    /// was).
+    pub(super) fn into_learned(mut self) -> Apprentice {
+        if self.learner.measured_trust().is_none() {
+            if let Some(s) = skill(std::mem::take(&mut self.heldout)) {
+                self.learner.set_trust(s);
+            }
+        }
+        self.learner
+    }
+}
+
+#[cfg(test)]
+#[path = "apprentice_tests.rs"]
+mod tests;
