@@ -28,8 +28,7 @@ pub struct HitView {
 /// Opens the host's crawl database for reading, upgraded to this build's schema first (a
 /// database made before search is indexed once); `None` when there is no crawl yet.
 fn readable(paths: &HostPaths) -> Result<Option<Box<dyn Reader + Send>>, Refusal> {
-    let db = paths.db();
-    if !db.exists() {
+    if !paths.has_crawl() {
         return Ok(None);
     }
     off_the_runtime(|| crate::store::upgrade(&locator(paths)))?;
