@@ -50,7 +50,13 @@ impl Session {
             (self.model.to_bytes_within_budget()).map_err(|e| Refusal::Invalid(e.to_string()))?;
         let failed = |e: std::io::Error| Refusal::Failed(format!("saving the model: {e}"));
         std::fs::create_dir_all(&self.paths.dir).map_err(failed)?;
-        crate::model_file::write_atomic(&self.paths.model(), &bytes).map_err(failed)
+        crate::model_file::write_atomic(&self.paths.model(), &bytes).map_err(failed)?;
+        // A shared crawl keeps its model on the server: every worker reloads it from there.
+        let shared = self.paths.locator();
+        if matches!(shared, Locator::Postgres(_)) {
+            off_the_runtime(|| crate::store::open(&shared)?.save_taxonomy(&self.model))?;
+        }
+        Ok(())
     }
 
     /// The crawl's counters: the running crawl's, or the database's when none runs here.

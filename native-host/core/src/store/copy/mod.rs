@@ -160,8 +160,14 @@ pub const AUTH: Table = Table {
 /// Every table copied, in an order that satisfies foreign keys (hosts before their pages).
 pub const TABLES: [&Table; 7] = [&TAXONOMY, &EXAMPLE, &SERVER, &DOC, &LINK, &HUB, &AUTH];
 
-/// The `meta` key each back-end keeps for itself (its schema version): never copied.
-const OWN_META: &str = "schema";
+/// The `meta` keys each back-end keeps for itself (its schema version, whether its search
+/// index is built), as an SQL list: never copied.
+pub(crate) const OWN_META: &str = "('schema', 'search_index')";
+
+/// Whether `key` is one of a back-end's own `meta` keys.
+pub(crate) fn own_meta(key: &str) -> bool {
+    OWN_META.contains(&format!("'{key}'"))
+}
 
 /// A whole crawl's rows, as the copy moves them: every back-end's batch reads and writes.
 pub trait Tables {
@@ -183,7 +189,8 @@ pub trait Tables {
     /// The workers whose lease is live now: a crawl being copied must be stopped.
     fn live_workers(&self) -> Result<Vec<String>>;
     /// After the rows are in: ids and fetch numbers given next follow the copied ones, and
-    /// the search index holds the copied pages.
+    /// the search index holds the copied pages (or is marked to be built when the crawl next
+    /// opens, on a server).
     fn finish(&mut self) -> Result<()>;
 }
 

@@ -1,7 +1,7 @@
 //! [`Tables`] on a SQLite crawl file: whole rows in and out, the search index built from the
 //! copied pages at the end.
 
-use super::{Kind, Table, Tables, Value, OWN_META};
+use super::{own_meta, Kind, Table, Tables, Value, OWN_META};
 use crate::store::{search, Result, Store};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
@@ -93,15 +93,15 @@ impl Tables for Store {
     }
 
     fn meta_values(&self) -> Result<Vec<(String, Value)>> {
-        let mut st =
-            (self.conn).prepare("SELECT key, value FROM meta WHERE key <> ?1 ORDER BY key")?;
-        let rows = st.query_map([OWN_META], |r| Ok((r.get(0)?, any_value(r.get_ref(1)?))))?;
+        let sql = format!("SELECT key, value FROM meta WHERE key NOT IN {OWN_META} ORDER BY key");
+        let mut st = self.conn.prepare(&sql)?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, any_value(r.get_ref(1)?))))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     fn set_meta_values(&mut self, values: &[(String, Value)]) -> Result<()> {
         let tx = self.conn.transaction()?;
-        for (k, v) in values.iter().filter(|(k, _)| k != OWN_META) {
+        for (k, v) in values.iter().filter(|(k, _)| !own_meta(k)) {
             tx.execute(
                 "INSERT INTO meta(key, value) VALUES(?1, ?2)
                  ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -113,12 +113,11 @@ impl Tables for Store {
     }
 
     fn is_empty(&self) -> Result<bool> {
-        let n: i64 = self.conn.query_row(
+        let sql = format!(
             "SELECT (SELECT count(*) FROM doc) + (SELECT count(*) FROM taxonomy)
-               + (SELECT count(*) FROM meta WHERE key <> ?1)",
-            [OWN_META],
-            |r| r.get(0),
-        )?;
+               + (SELECT count(*) FROM meta WHERE key NOT IN {OWN_META})"
+        );
+        let n: i64 = self.conn.query_row(&sql, [], |r| r.get(0))?;
         Ok(n == 0)
     }
 
@@ -128,7 +127,7 @@ impl Tables for Store {
             tx.execute(&format!("DELETE FROM {}", t.name), [])?;
         }
         tx.execute("DELETE FROM worker", [])?;
-        tx.execute("DELETE FROM meta WHERE key <> ?1", [OWN_META])?;
+        tx.execute(&format!("DELETE FROM meta WHERE key NOT IN {OWN_META}"), [])?;
         tx.commit()?;
         self.caches = Default::default();
         Ok(())

@@ -3,14 +3,11 @@
 //! past the copied ids (the search index, where the schema has one, follows the rows).
 
 use super::{Conn, PgStore};
-use crate::store::copy::{meta_from_text, Kind, Table, Tables, Value};
+use crate::store::copy::{meta_from_text, own_meta, Kind, Table, Tables, Value, OWN_META};
 use crate::store::{now, Result, StoreError};
 use r2d2_postgres::postgres::binary_copy::BinaryCopyInWriter;
 use r2d2_postgres::postgres::types::{ToSql, Type};
 use r2d2_postgres::postgres::Row;
-
-/// The `meta` key the schema's version would be kept under (never copied).
-const OWN_META: &str = "schema";
 
 /// The column type `kind` is stored as.
 fn pg_type(kind: Kind) -> Type {
@@ -124,10 +121,10 @@ impl Tables for PgStore {
 
     fn meta_values(&self) -> Result<Vec<(String, Value)>> {
         self.with(|c| {
-            let rows = c.query(
-                "SELECT key, value, blob FROM meta WHERE key <> $1 ORDER BY key",
-                &[&OWN_META],
-            )?;
+            let sql = format!(
+                "SELECT key, value, blob FROM meta WHERE key NOT IN {OWN_META} ORDER BY key"
+            );
+            let rows = c.query(sql.as_str(), &[])?;
             rows.iter()
                 .map(|r| {
                     let key: String = r.try_get(0)?;
@@ -147,7 +144,7 @@ impl Tables for PgStore {
     fn set_meta_values(&mut self, values: &[(String, Value)]) -> Result<()> {
         self.with(|c| {
             let mut tx = c.transaction()?;
-            for (k, v) in values.iter().filter(|(k, _)| k != OWN_META) {
+            for (k, v) in values.iter().filter(|(k, _)| !own_meta(k)) {
                 let (text, blob) = match v {
                     Value::Null => (None, None),
                     Value::Int(i) => (Some(i.to_string()), None),
@@ -167,13 +164,11 @@ impl Tables for PgStore {
 
     fn is_empty(&self) -> Result<bool> {
         self.with(|c| {
-            let n: i64 = c
-                .query_one(
-                    "SELECT (SELECT count(*) FROM doc) + (SELECT count(*) FROM taxonomy)
-                       + (SELECT count(*) FROM meta WHERE key <> $1)",
-                    &[&OWN_META],
-                )?
-                .try_get(0)?;
+            let sql = format!(
+                "SELECT (SELECT count(*) FROM doc) + (SELECT count(*) FROM taxonomy)
+                   + (SELECT count(*) FROM meta WHERE key NOT IN {OWN_META})"
+            );
+            let n: i64 = c.query_one(sql.as_str(), &[])?.try_get(0)?;
             Ok(n == 0)
         })
     }
@@ -182,7 +177,10 @@ impl Tables for PgStore {
         self.with(|c| {
             let tables: Vec<&str> = crate::store::copy::TABLES.iter().map(|t| t.name).collect();
             c.batch_execute(&format!(
-                "BEGIN; TRUNCATE {}, worker RESTART IDENTITY; DELETE FROM meta WHERE key <> '{OWN_META}'; COMMIT",
+                "BEGIN; TRUNCATE {}, worker RESTART IDENTITY CASCADE;
+                 DO $$ BEGIN IF to_regclass('page_search') IS NOT NULL THEN
+                   EXECUTE 'TRUNCATE page_search'; END IF; END $$;
+                 DELETE FROM meta WHERE key NOT IN {OWN_META}; COMMIT",
                 tables.join(", ")
             ))?;
             Ok(())
@@ -204,7 +202,8 @@ impl Tables for PgStore {
             c.batch_execute(
                 "SELECT setval(pg_get_serial_sequence('doc', 'oid'), coalesce(max(oid), 0) + 1, false) FROM doc;
                  SELECT setval(pg_get_serial_sequence('server', 'sid'), coalesce(max(sid), 0) + 1, false) FROM server;
-                 SELECT setval('fetch_seq', coalesce(max(fetch_seq), 0) + 1, false) FROM doc;",
+                 SELECT setval('fetch_seq', coalesce(max(fetch_seq), 0) + 1, false) FROM doc;
+                 DELETE FROM meta WHERE key = 'search_index';",
             )?;
             Ok(())
         })
