@@ -123,7 +123,8 @@ impl Tables for Store {
 
     fn clear(&mut self) -> Result<()> {
         let tx = self.conn.transaction()?;
-        for t in super::TABLES {
+        // Pages before their hosts (foreign keys).
+        for t in super::TABLES.iter().rev() {
             tx.execute(&format!("DELETE FROM {}", t.name), [])?;
         }
         tx.execute("DELETE FROM worker", [])?;
