@@ -55,6 +55,8 @@ let last = null;
 let notice = null;
 /** @type {string} what set it ('classify' for the context menu's errors) */
 let noticeSource = '';
+/** @type {string | null} where the host's crawl lives (a shared server's URL, password hidden) */
+let database = null;
 /** @type {string} the bookmark import's progress or outcome, for popups opened later */
 let importStatus = '';
 /** @type {Promise<any> | null} the import in progress */
@@ -294,6 +296,7 @@ async function getState() {
     model: { source: models.source, bytes: models.bytes, topics: await models.topics(),
       offlineEdits: await offlineEditCount() },
     crawl: crawl.status,
+    database,
     lastStop: crawl.lastStop,
     interrupted: crawl.interrupted,
     classification: last?.view ?? null,
@@ -518,6 +521,16 @@ export async function handle(msg) {
       broadcastHostState();
       return r;
     }
+    case 'set_crawl_db': {
+      // The crawl moves (to a shared server, or back to this computer): the views start over.
+      requireHost();
+      const r = await port.request('set_crawl_db', { url: msg.url });
+      database = r.database;
+      highlighter.forget();
+      crawl.clear(r.status);
+      broadcastHostState();
+      return r;
+    }
     case 'export': {
       // The crawl's results as text, for the page to save or show.
       requireHost();
@@ -555,6 +568,7 @@ port.onEvent((/** @type {HostEvent} */ e) => {
 
 port.onConnect(async (hello) => {
   crawl.reconnected(hello.crawl);
+  database = hello.database ?? null;
   // The saved model could not be read: the host kept it aside; the user must hear of it.
   if (hello.model_error) setNotice(hello.model_error);
   // The crawl as the host sees it now (a killed crawl is no longer running), before the slower

@@ -136,6 +136,7 @@ function showState(s) {
   hostSeen = s.host.seen;
   interrupted = s.interrupted;
   crawlStatus = s.crawl;
+  showDatabase(s.database);
   $('model-source').textContent = modelLabel(s.model.source, s.model.offlineEdits);
   showTopics(s.model.topics);
   showStatus();
@@ -365,6 +366,24 @@ button('add-all-tabs').addEventListener('click', () => act(button('add-all-tabs'
     el('ul', { class: 'fates' }, ...r.fates.map((f) => el('li', { 'data-url': f.url }, `${shortUrl(f.url)}: ${f.fate}`))));
   const s = /** @type {State} */ (await send({ type: 'get_state' }));
   showTopics(s.model.topics);
+}));
+/**
+ * Says where the crawl lives.
+ * @param {string | null} database
+ */
+function showDatabase(database) {
+  const shared = /^postgres(ql)?:\/\//i.test(database ?? '');
+  $('shared-db-note').textContent = shared ? `Crawling on ${database}` : 'Crawling on this computer';
+  $('shared-db-note').dataset.shared = String(shared);
+}
+button('use-db').addEventListener('click', () => act(button('use-db'), async () => {
+  const url = input('shared-db').value.trim();
+  const r = await send({ type: 'set_crawl_db', url: url || null });
+  crawlStatus = r.status;
+  input('shared-db').value = '';
+  showNotice(null);
+  showDatabase(r.database);
+  showStatus();
 }));
 button('new-crawl').addEventListener('click', () => act(button('new-crawl'), async () => {
   const r = await send({ type: 'new_crawl' });

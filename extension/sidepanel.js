@@ -202,6 +202,17 @@ function notRelevantButton(li, url, name) {
   return b;
 }
 
+/**
+ * Says where the crawl lives when it is shared on a server (with workers on other machines).
+ * @param {string | null} database
+ */
+function showDatabase(database) {
+  const shared = /^postgres(ql)?:\/\//i.test(database ?? '');
+  $('database').hidden = !shared;
+  $('database').dataset.shared = String(shared);
+  $('database').textContent = shared ? `Shared crawl on ${database}: hubs and counts are every worker's` : '';
+}
+
 /** @param {State} s */
 function showState(s) {
   showHost(s.host);
@@ -209,6 +220,7 @@ function showState(s) {
   topics = s.model.topics;
   showClassification(s.classification);
   showStatus(s.crawl);
+  showDatabase(s.database);
   showLastStop(s.lastStop, s.interrupted);
   plot.setPages(s.pages);
   showLinks('hubs', s.hubs);

@@ -33,6 +33,7 @@
  *   host: ConnectionState,
  *   model: {source: string, bytes: number, topics: TopicInfo[], offlineEdits: number},
  *   crawl: Status | null,
+ *   database: string | null,
  *   lastStop: string | null,
  *   interrupted: number | null,
  *   classification: Classification | null,
@@ -73,6 +74,7 @@
  *   | ({type: 'start_crawl'} & CrawlOptions)
  *   | {type: 'stop_crawl'}
  *   | {type: 'new_crawl'}
+ *   | {type: 'set_crawl_db', url: string | null}
  *   | {type: 'examples', topic: number}
  *   | {type: 'remove_example', url: string}
  *   | {type: 'move_example', url: string, topic: number}

@@ -54,7 +54,7 @@ export const MAX_DELAY = 60;
  * Every request: its fields and its result, keyed on `type`.
  * @typedef {{
  *   hello: {fields: {version: number}, result: {version: number, host: string, crawl: Status,
- *     model_error?: string | null}},
+ *     model_error?: string | null, database?: string}},
  *   topics: {fields: {}, result: TopicsResult},
  *   add_topic: {fields: {parent: number, name: string}, result: {id: number, topics: TopicInfo[]}},
  *   rename_topic: {fields: {topic: number, name: string}, result: TopicsResult},
@@ -77,6 +77,8 @@ export const MAX_DELAY = 60;
  *     status: Status}},
  *   stop_crawl: {fields: {}, result: StatusResult},
  *   new_crawl: {fields: {}, result: {kept: string | null, status: Status}},
+ *   set_crawl_db: {fields: {url: string | null}, result: {database: string, shared: boolean,
+ *     status: Status}},
  *   examples: {fields: {topic: number}, result: {examples: ExampleInfo[], truncated: boolean}},
  *   remove_example: {fields: {url: string}, result: TopicsResult},
  *   move_example: {fields: {url: string, topic: number}, result: TopicsResult},

@@ -67,6 +67,9 @@ enum Cmd {
     Status(cmd::status::Args),
     /// Join a crawl started by `forager crawl`: lease hosts, fetch and record their pages.
     Worker(cmd::worker::Args),
+    /// Move a crawl between back-ends: `db copy FROM TO` copies a whole crawl from a SQLite
+    /// file to a `postgres://` server or back.
+    Db(cmd::db::Args),
     /// Find a crawl's pages by their words: title, snippet with the matched words marked, R,
     /// best leaf, fetched time; best first (BM25 combined with R).
     Search(cmd::search::Args),
@@ -175,6 +178,7 @@ fn main() -> Result<()> {
         Cmd::Export(a) => cmd::export::run(a),
         Cmd::Status(a) => cmd::status::run(a),
         Cmd::Worker(a) => cmd::worker::run(a),
+        Cmd::Db(a) => cmd::db::run(a),
         Cmd::Search(a) => cmd::search::run(a),
         Cmd::Feed(a) => cmd::feed::run(a),
         Cmd::ServeWeb(a) => cmd::serve_web::run(a),

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{forager, run, tmp};
+use common::{forager, run, tmp, ServeWeb};
 
 fn gen_web(dir: &Path) -> PathBuf {
     let web = dir.join("web");
@@ -132,35 +132,6 @@ fn bad_model_is_a_clear_error() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad model bytes"), "{err}");
-}
-
-/// A `forager serve-web` child process, killed on drop.
-struct ServeWeb(std::process::Child, u16);
-
-impl ServeWeb {
-    fn start(web: &Path) -> ServeWeb {
-        use std::io::BufRead;
-        let mut child = forager()
-            .arg("serve-web")
-            .arg(web)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().unwrap();
-        ServeWeb(child, port)
-    }
-}
-
-impl Drop for ServeWeb {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn bookmarks_file(dir: &Path, web: &Path) -> PathBuf {

@@ -4,7 +4,7 @@
 //! working.
 
 mod common;
-use common::{forager, run, tmp};
+use common::{forager, run, tmp, ServeWeb};
 
 const SERVER: &str = "postgres://crawler:s3cret@127.0.0.1:1/forager";
 
@@ -67,35 +67,6 @@ fn every_command_opens_a_server_locator_through_the_store_door() {
     assert!(err.contains("no such crawl database"), "{err}");
     assert!(!missing.exists());
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A `forager serve-web` child (its port), killed on drop.
-struct ServeWeb(std::process::Child, u16);
-
-impl ServeWeb {
-    fn start(web: &std::path::Path) -> ServeWeb {
-        use std::io::BufRead;
-        let mut child = forager()
-            .arg("serve-web")
-            .arg(web)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().unwrap();
-        ServeWeb(child, port)
-    }
-}
-
-impl Drop for ServeWeb {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn status(db: &std::path::Path) -> serde_json::Value {

@@ -3,6 +3,7 @@
 pub(crate) mod bench;
 pub(crate) mod classify;
 pub(crate) mod crawl;
+pub(crate) mod db;
 pub(crate) mod demo;
 pub(crate) mod distill;
 pub(crate) mod eval;

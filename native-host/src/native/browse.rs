@@ -16,7 +16,7 @@ const EVIDENCE: usize = 3;
 impl Session {
     /// Where the census suggests widening the focus, with example pages (none before a crawl).
     pub(super) fn suggestions(&self) -> Result<Reply, Refusal> {
-        if !self.paths.db().exists() {
+        if !self.paths.has_crawl() {
             return Ok(Reply::Suggestions {
                 suggestions: Vec::new(),
                 looked: None,
@@ -62,7 +62,7 @@ impl Session {
     /// offset 0 and kept for the chunks that follow.
     pub(super) fn get_apprentice(&mut self, offset: u64) -> Result<Reply, Refusal> {
         if offset == 0 || self.apprentice.is_none() {
-            if !self.paths.db().exists() {
+            if !self.paths.has_crawl() {
                 return Err(Refusal::Missing(
                     "no crawl yet: the apprentice learns from a crawl's links".into(),
                 ));
@@ -156,7 +156,7 @@ impl Session {
     /// What queueing each URL does: "queued", or "fetched" / "failed" when the crawl has been
     /// there already (with why, in words).
     fn fates(&self, urls: &[String], canon: &[url::Url]) -> Result<Vec<QueueFate>, Refusal> {
-        let known = if self.paths.db().exists() {
+        let known = if self.paths.has_crawl() {
             off_the_runtime(|| -> Result<Vec<_>, crate::store::StoreError> {
                 let ro = read_only(&self.paths)?;
                 let db = &*ro;

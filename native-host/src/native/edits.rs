@@ -136,7 +136,7 @@ impl Session {
             self.model.forget_self_trained();
             (0, 0)
         } else {
-            if !self.paths.db().exists() {
+            if !self.paths.has_crawl() {
                 return Err(Refusal::Missing(
                     "no crawl yet: nothing to learn from".into(),
                 ));

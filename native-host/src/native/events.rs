@@ -40,6 +40,10 @@ impl Counted {
 
     /// The counters and alarms of the database at `paths`, counted if it changed since.
     pub(super) fn progress(&self, paths: &HostPaths) -> Option<Progress> {
+        if let Locator::Postgres(_) = paths.locator() {
+            // A shared crawl changes with every worker's record: counted each time.
+            return count(paths);
+        }
         let db = paths.db();
         if !db.exists() {
             return None;
@@ -85,7 +89,7 @@ pub(super) fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
 
 /// Where the host's crawl database is.
 pub(super) fn locator(paths: &HostPaths) -> Locator {
-    Locator::from(paths.db())
+    paths.locator()
 }
 
 /// The host's crawl database, read-only.
@@ -115,7 +119,7 @@ pub(super) fn recent_pages(
     paths: &HostPaths,
     limit: i64,
 ) -> Result<Vec<PageView>, crate::store::StoreError> {
-    if !paths.db().exists() {
+    if !paths.has_crawl() {
         return Ok(Vec::new());
     }
     let rows = read_only(paths)?.latest_pages(limit)?;
@@ -135,7 +139,7 @@ pub(super) fn recent_pages(
 
 /// The last distillation's top hubs and authorities (zero scores left out), with titles.
 pub(super) fn hubs(paths: &HostPaths, top: usize) -> Result<HubsView, crate::store::StoreError> {
-    if !paths.db().exists() {
+    if !paths.has_crawl() {
         return Ok(HubsView::default());
     }
     let ro = read_only(paths)?;

@@ -56,7 +56,7 @@ fn export_text(
 ) -> Result<String, Refusal> {
     use crate::export::What;
     use protocol::ExportWhat as W;
-    if !paths.db().exists() {
+    if !paths.has_crawl() {
         return Err(Refusal::Missing(
             "there is no crawl yet: start one first".into(),
         ));

@@ -111,6 +111,29 @@ impl HostPaths {
         self.dir.join("crawl.db")
     }
 
+    /// The file naming the shared crawl the user chose (a `postgres://` URL, one line).
+    pub fn shared_crawl_file(&self) -> PathBuf {
+        self.dir.join("shared-crawl.url")
+    }
+
+    /// Where the host's crawl lives: the shared server the user chose (`set_crawl_db`), else
+    /// the crawl database file in the data directory.
+    pub fn locator(&self) -> Locator {
+        let chosen = std::fs::read_to_string(self.shared_crawl_file()).unwrap_or_default();
+        match Locator::parse(chosen.trim()) {
+            shared @ Locator::Postgres(_) => shared,
+            Locator::Sqlite(_) => Locator::Sqlite(self.db()),
+        }
+    }
+
+    /// Whether there is a crawl to read: a shared server always is one; a file once made.
+    pub fn has_crawl(&self) -> bool {
+        match self.locator() {
+            Locator::Postgres(_) => true,
+            Locator::Sqlite(p) => p.exists(),
+        }
+    }
+
     /// The prefix of the WARC archive's files (`warc/crawl-00000.warc.gz`, ...).
     pub fn warc_prefix(&self) -> PathBuf {
         self.dir.join("warc").join("crawl")

@@ -143,6 +143,14 @@ pub enum Request {
     NewCrawl {},
     /// The crawl's state.
     Status {},
+    /// Where the host's crawl lives: a `postgres://` URL shares the crawl on that server with
+    /// `forager worker`s on other machines; `null` goes back to the crawl file in the host's
+    /// data directory. Refused while a crawl runs, and when the server cannot be reached.
+    SetCrawlDb {
+        /// The server's connection string, or `null`.
+        #[serde(default)]
+        url: Option<String>,
+    },
     /// Top hubs and authorities.
     Hubs {
         /// How many.

@@ -93,6 +93,9 @@ pub enum Reply {
         host: &'static str,
         /// Why the saved model could not be loaded, if it could not.
         model_error: Option<String>,
+        /// Where the crawl lives: the crawl file, or a shared server's URL without its
+        /// password (`set_crawl_db`).
+        database: String,
         /// The crawl's counters.
         crawl: StatusView,
     },
@@ -195,6 +198,15 @@ pub enum Reply {
         /// The old database's new name, when there was one.
         kept: Option<String>,
         /// The (empty) crawl's counters.
+        status: StatusView,
+    },
+    /// `set_crawl_db`: where the crawl now lives.
+    CrawlDb {
+        /// The crawl's place, shown (a server URL without its password).
+        database: String,
+        /// Whether it is a crawl shared on a server.
+        shared: bool,
+        /// Its counters.
         status: StatusView,
     },
     /// `status` and `stop_crawl`.

@@ -28,10 +28,10 @@ pub struct HitView {
 /// Opens the host's crawl database for reading, upgraded to this build's schema first (a
 /// database made before search is indexed once); `None` when there is no crawl yet.
 fn readable(paths: &HostPaths) -> Result<Option<Box<dyn Reader + Send>>, Refusal> {
-    let at = locator(paths);
-    if matches!(&at, crate::store::Locator::Sqlite(db) if !db.exists()) {
+    if !paths.has_crawl() {
         return Ok(None);
     }
+    let at = paths.locator();
     off_the_runtime(|| crate::store::upgrade(&at))?;
     Ok(Some(read_only(paths)?))
 }

@@ -50,7 +50,13 @@ impl Session {
             (self.model.to_bytes_within_budget()).map_err(|e| Refusal::Invalid(e.to_string()))?;
         let failed = |e: std::io::Error| Refusal::Failed(format!("saving the model: {e}"));
         std::fs::create_dir_all(&self.paths.dir).map_err(failed)?;
-        crate::model_file::write_atomic(&self.paths.model(), &bytes).map_err(failed)
+        crate::model_file::write_atomic(&self.paths.model(), &bytes).map_err(failed)?;
+        // A shared crawl keeps its model on the server: every worker reloads it from there.
+        let shared = self.paths.locator();
+        if matches!(shared, Locator::Postgres(_)) {
+            off_the_runtime(|| crate::store::open(&shared)?.save_taxonomy(&self.model))?;
+        }
+        Ok(())
     }
 
     /// The crawl's counters: the running crawl's, or the database's when none runs here.
@@ -190,6 +196,7 @@ impl Session {
                 status: self.status(),
             }),
             Request::NewCrawl {} => self.new_crawl(),
+            Request::SetCrawlDb { url } => self.set_crawl_db(url),
             Request::Hubs { top } => Ok(Reply::Hubs(hubs(&self.paths, top.min(200) as usize)?)),
             Request::RecentPages { limit } => Ok(Reply::RecentPages {
                 pages: recent_pages(&self.paths, limit.min(2000) as i64)?,
@@ -211,7 +218,49 @@ impl Session {
             version: PROTOCOL_VERSION,
             host: concat!("forager ", env!("CARGO_PKG_VERSION")),
             model_error: self.model_error.clone(),
+            database: self.paths.locator().to_string(),
             crawl: self.status(),
+        })
+    }
+
+    /// Moves the host's crawl to the server at `url` (checked by connecting), or back to the
+    /// crawl file with `None`; the choice is kept in the data directory (only the user may
+    /// read it: the URL may hold a password).
+    fn set_crawl_db(&mut self, url: Option<String>) -> Result<Reply, Refusal> {
+        if self.crawl_running() {
+            return Err(Refusal::Busy(
+                "stop the crawl first: the crawl's database changes between crawls".into(),
+            ));
+        }
+        let file = self.paths.shared_crawl_file();
+        let failed = |e: std::io::Error| Refusal::Failed(format!("{}: {e}", file.display()));
+        match url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+            Some(u) => {
+                plain("url", u, 4096)?;
+                let Locator::Postgres(u) = Locator::parse(u) else {
+                    return Err(Refusal::Invalid(
+                        "a shared crawl is a postgres://user:password@host:port/database URL"
+                            .into(),
+                    ));
+                };
+                off_the_runtime(|| crate::store::postgres::PgStore::open(&u))?;
+                std::fs::create_dir_all(&self.paths.dir).map_err(failed)?;
+                write_private(&file, u.as_bytes()).map_err(failed)?;
+            }
+            None => match std::fs::remove_file(&file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(failed(e)),
+                _ => {}
+            },
+        }
+        self.status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .progress = Progress::default();
+        let at = self.paths.locator();
+        Ok(Reply::CrawlDb {
+            database: at.to_string(),
+            shared: matches!(at, Locator::Postgres(_)),
+            status: self.status(),
         })
     }
 
@@ -220,6 +269,13 @@ impl Session {
         if self.crawl_running() {
             return Err(Refusal::Busy(
                 "stop the crawl first: a new crawl starts from a stopped one".into(),
+            ));
+        }
+        if let Locator::Postgres(_) = self.paths.locator() {
+            return Err(Refusal::Invalid(
+                "the crawl is shared on a database server: a new crawl there needs a new \
+                 database (or go back to this computer's crawl)"
+                    .into(),
             ));
         }
         let db = self.paths.db();
@@ -233,6 +289,21 @@ impl Session {
             status: self.status(),
         })
     }
+}
+
+/// Writes `bytes` to `path` readable by the user alone, through a file beside it renamed
+/// into place.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+    let mut f = open.open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 /// Refuses a field longer than `max` bytes.

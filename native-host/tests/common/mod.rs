@@ -62,3 +62,33 @@ pub fn off_taxonomy_web(
     .collect();
     (web, regions)
 }
+
+/// A `forager serve-web` child process (and its port), killed on drop.
+pub struct ServeWeb(pub std::process::Child, pub u16);
+
+impl ServeWeb {
+    /// Serves the mini-web `web` on a free loopback port.
+    pub fn start(web: &std::path::Path) -> ServeWeb {
+        use std::io::BufRead;
+        let mut child = forager()
+            .arg("serve-web")
+            .arg(web)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().unwrap();
+        ServeWeb(child, port)
+    }
+}
+
+impl Drop for ServeWeb {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

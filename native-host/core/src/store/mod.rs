@@ -6,6 +6,7 @@
 
 mod aside;
 pub mod contract;
+pub mod copy;
 mod crawl_db;
 mod frontier;
 mod judge;
@@ -66,6 +67,9 @@ pub enum StoreError {
     /// A search query that cannot be searched for (the message says why, in plain words).
     #[error("{0}")]
     BadQuery(String),
+    /// What was asked would lose or mix up a crawl (the message says why and what to do).
+    #[error("crawl database: {0}")]
+    Refused(String),
 }
 
 /// Result type of this module.

@@ -11,6 +11,7 @@
 //! numbers `crawl::policy` gives it; "keep the best parent's score" is `GREATEST`, as SQLite's
 //! `max`.
 
+mod copy;
 mod error;
 mod frontier;
 mod lease;
