@@ -124,6 +124,8 @@ pub fn join(
         retrain_every: u64::MAX,
         d_max: a.d_max,
         initial,
+        // The shared job decides what guides (it publishes and re-scores for every worker).
+        guide: crate::crawl::policy::critic::Guide::Always,
     });
     Ok(settings)
 }
