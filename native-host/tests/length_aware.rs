@@ -72,6 +72,8 @@ fn crawl_uncapped_compares_with_the_default_from_the_command_line() {
             .arg(&web)
             .arg("--db")
             .arg(&db)
+            // Each crawl learns its own apprentice: the second must not reuse the first's.
+            .arg("--fresh-apprentice")
             .args(extra));
         let urls = run(forager()
             .arg("sql")
