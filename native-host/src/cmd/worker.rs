@@ -201,17 +201,32 @@ async fn wait_for_others(
     {
         return Ok(false);
     }
-    let l = locator.clone();
-    let held = tokio::task::spawn_blocking(move || others_hold_hosts(&l)).await??;
-    if !held {
-        return Ok(false);
+    // Looked at twice, a pause apart: a claim another worker is making when this round ends
+    // (its rows skipped as locked, its lease not yet committed) shows on the second look.
+    for look in 0..2 {
+        let l = locator.clone();
+        let held = tokio::task::spawn_blocking(move || others_hold_hosts(&l)).await??;
+        if held || look == 1 {
+            if held {
+                pause(stopped).await;
+            }
+            return Ok(held && !*stopped.borrow());
+        }
+        pause(stopped).await;
+        if *stopped.borrow() {
+            return Ok(false);
+        }
     }
+    Ok(false)
+}
+
+/// Waits [`RETRY`], or less if a stop is asked for.
+async fn pause(stopped: &tokio::sync::watch::Receiver<bool>) {
     let mut stop = stopped.clone();
     tokio::select! {
         _ = tokio::time::sleep(RETRY) => {}
         _ = stop.wait_for(|s| *s) => {}
     }
-    Ok(!*stopped.borrow())
 }
 
 /// Whether any worker of the crawl at `locator` holds a host (this process, between rounds,
