@@ -203,21 +203,21 @@ async fn wait_for_others(
     }
     // Looked at twice, a pause apart: a claim another worker is making when this round ends
     // (its rows skipped as locked, its lease not yet committed) shows on the second look.
-    for look in 0..2 {
-        let l = locator.clone();
-        let held = tokio::task::spawn_blocking(move || others_hold_hosts(&l)).await??;
-        if held || look == 1 {
-            if held {
-                pause(stopped).await;
-            }
-            return Ok(held && !*stopped.borrow());
-        }
+    let mut held = others_hold(locator).await?;
+    if !held {
         pause(stopped).await;
-        if *stopped.borrow() {
-            return Ok(false);
-        }
+        held = !*stopped.borrow() && others_hold(locator).await?;
     }
-    Ok(false)
+    if held {
+        pause(stopped).await;
+    }
+    Ok(held && !*stopped.borrow())
+}
+
+/// [`others_hold_hosts`], off the runtime.
+async fn others_hold(locator: &forager::store::Locator) -> Result<bool> {
+    let l = locator.clone();
+    tokio::task::spawn_blocking(move || others_hold_hosts(&l)).await?
 }
 
 /// Waits [`RETRY`], or less if a stop is asked for.
