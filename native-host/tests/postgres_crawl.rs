@@ -3,10 +3,9 @@
 //! sharing one PostgreSQL database fetch that set between them, each page once.
 
 use forager::crawl::{CrawlConfig, Mode, StopReason};
-use forager::miniweb::MiniWeb;
 use forager::store::postgres::{testing, PgStore};
 use forager::store::{CrawlDb, Store};
-use forager_classifier::{Model, TextOptions, TrainOptions};
+use forager_classifier::Model;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -19,26 +18,6 @@ const HOST_CAP: u64 = 100;
 
 /// The trap's host.
 const TRAP: &str = "http://events-calendar.test/";
-
-/// A generated web of 20 sites (800 pages) and a model trained on it for the astronomy task.
-fn web_and_model() -> (MiniWeb, Model, Vec<url::Url>) {
-    let cfg = forager::synthweb::SynthConfig {
-        sites: 20,
-        ..Default::default()
-    };
-    let web = forager::synthweb::SynthWeb::generate(&cfg).web;
-    let task = web.task("astronomy").unwrap().clone();
-    let (mut model, _) =
-        forager::training::from_miniweb(&web, TextOptions::default(), TrainOptions::default())
-            .unwrap();
-    model.set_good_paths(&task.good).unwrap();
-    let seeds = task
-        .seeds
-        .iter()
-        .map(|s| forager::canon::seed(s).unwrap())
-        .collect();
-    (web, model, seeds)
-}
 
 /// The crawl's settings: soft focus (it never prunes: a finished crawl fetched every page it
 /// can reach), through the mini-web's proxy, no politeness delay.
@@ -117,7 +96,7 @@ async fn a_crawl_on_postgres_fetches_what_the_sqlite_crawl_fetches_and_three_sha
     let Some(server) = testing::server() else {
         return;
     };
-    let (web, model, seeds) = web_and_model();
+    let (web, model, seeds) = common::astronomy_web_and_model();
     let site = forager::serve::start(web, ([127, 0, 0, 1], 0).into())
         .await
         .unwrap();

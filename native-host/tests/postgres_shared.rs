@@ -9,31 +9,13 @@ use forager::crawl::{CrawlConfig, CrawlEvent, Judge, Mode, Progress, StopReason}
 use forager::miniweb::MiniWeb;
 use forager::store::postgres::{testing, PgStore};
 use forager::store::{CrawlDb, FetchedPage, Locator, SharedDb};
-use forager_classifier::{Model, Scratch, TextOptions, TrainOptions};
+use forager_classifier::{Model, Scratch};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
 mod common;
-
-/// A generated web of 20 sites, a model trained on it for the astronomy task, and its seeds.
-fn web_and_model() -> (MiniWeb, Model, Vec<url::Url>) {
-    let cfg = forager::synthweb::SynthConfig {
-        sites: 20,
-        ..Default::default()
-    };
-    let web = forager::synthweb::SynthWeb::generate(&cfg).web;
-    let task = web.task("astronomy").unwrap().clone();
-    let (mut model, _) =
-        forager::training::from_miniweb(&web, TextOptions::default(), TrainOptions::default())
-            .unwrap();
-    model.set_good_paths(&task.good).unwrap();
-    let seeds = (task.seeds.iter())
-        .map(|s| forager::canon::seed(s).unwrap())
-        .collect();
-    (web, model, seeds)
-}
 
 /// A worker crawling: its end, and the pages it recorded (its own events, in order).
 struct Worker {
@@ -212,7 +194,7 @@ async fn a_good_topic_change_and_marks_reach_both_workers_and_the_job_rejudges_t
     let Some(server) = testing::server() else {
         return;
     };
-    let (web, model, seeds) = web_and_model();
+    let (web, model, seeds) = common::astronomy_web_and_model();
     let other = (web.tasks.iter()).find(|t| t.name != "astronomy").unwrap();
     let site = forager::serve::start(web.clone(), ([127, 0, 0, 1], 0).into())
         .await
@@ -285,7 +267,7 @@ async fn the_job_runs_on_one_worker_at_a_time_and_learns_from_every_worker() {
     let Some(server) = testing::server() else {
         return;
     };
-    let (web, model, seeds) = web_and_model();
+    let (web, model, seeds) = common::astronomy_web_and_model();
     let site = forager::serve::start(web, ([127, 0, 0, 1], 0).into())
         .await
         .unwrap();

@@ -92,3 +92,25 @@ impl Drop for ServeWeb {
         let _ = self.0.wait();
     }
 }
+
+/// A generated web of 20 sites (800 pages), a model trained on it for the astronomy task, and
+/// the task's seeds: the small shared crawl of the PostgreSQL tests.
+pub fn astronomy_web_and_model() -> (
+    forager::miniweb::MiniWeb,
+    forager_classifier::Model,
+    Vec<url::Url>,
+) {
+    let cfg = forager::synthweb::SynthConfig {
+        sites: 20,
+        ..Default::default()
+    };
+    let web = forager::synthweb::SynthWeb::generate(&cfg).web;
+    let task = web.task("astronomy").unwrap().clone();
+    let (mut model, _) =
+        forager::training::from_miniweb(&web, Default::default(), Default::default()).unwrap();
+    model.set_good_paths(&task.good).unwrap();
+    let seeds = (task.seeds.iter())
+        .map(|s| forager::canon::seed(s).unwrap())
+        .collect();
+    (web, model, seeds)
+}
