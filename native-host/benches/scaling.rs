@@ -7,7 +7,9 @@
 //! PostgreSQL: `FORAGER_TEST_PG`, else a throwaway cluster from scripts/pg-cluster.sh.
 //! Knobs (environment): SCALING_SITES (2000), SCALING_CONCURRENCY (4 fetches in flight per
 //! process), SCALING_DELAY (1 s per host), SCALING_WARMUP (8 s), SCALING_WINDOW (20 s),
-//! SCALING_LATENCY (50..100 ms).
+//! SCALING_LATENCY (50..100 ms), SCALING_BASE (another `forager` binary, say an earlier
+//! build: each process count is then run with it and with this one, alternating, for a
+//! before/after table from one run).
 
 #[path = "common/pg.rs"]
 mod pg;
@@ -54,8 +56,9 @@ struct Setup {
     logs: std::path::PathBuf,
 }
 
-/// One run with `n` processes: pages/s over the window and each process's CPU share.
-fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
+/// One run with `n` processes of the binary `forager`: pages/s over the window, each
+/// process's CPU share, pages at the end and deadlocks the server broke in the window.
+fn run(pg: &str, s: &Setup, n: usize, forager: &str) -> (f64, Vec<f64>, i64, i64) {
     let db = TestDb::create(pg, &format!("scaling{n}"));
     let life = format!("{}", s.warmup + s.window + 60.0);
     let common_args = |c: &mut Command| {
@@ -67,7 +70,7 @@ fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
             .stdout(Stdio::null());
     };
     let log = |i: usize| s.logs.join(format!("{n}-{i}.log"));
-    let mut crawl = Command::new(env!("CARGO_BIN_EXE_forager"));
+    let mut crawl = Command::new(forager);
     crawl.arg("crawl").arg("--model").arg(&s.model);
     for u in &s.seeds {
         crawl.args(["--seed", u]);
@@ -86,7 +89,7 @@ fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
         std::thread::sleep(Duration::from_millis(100));
     }
     for i in 1..n {
-        let mut w = Command::new(env!("CARGO_BIN_EXE_forager"));
+        let mut w = Command::new(forager);
         w.args(["worker", "--name", &format!("w{i}")]);
         common_args(&mut w);
         w.stderr(std::fs::File::create(log(i)).unwrap());
@@ -95,9 +98,13 @@ fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
     std::thread::sleep(Duration::from_secs_f64(s.warmup));
     let me = std::process::id();
     let cpu0: Vec<f64> = kids.iter().map(|k| cpu_secs(k.id())).collect();
+    let mut watch = testing::Sessions::connect(db.url());
+    let dead0 = watch.deadlocks();
     let (me0, f0, t0) = (cpu_secs(me), fetched(db.url()), Instant::now());
-    let sessions = sample_sessions(db.url(), Duration::from_secs_f64(s.window));
+    let sessions = sample_sessions(&mut watch, Duration::from_secs_f64(s.window));
     let (f1, secs) = (fetched(db.url()), t0.elapsed().as_secs_f64());
+    let deadlocks = watch.deadlocks() - dead0;
+    drop(watch);
     let held: Vec<String> = (PgStore::open(db.url()).and_then(|s| s.reader().workers()))
         .unwrap_or_default()
         .iter()
@@ -129,14 +136,13 @@ fn run(pg: &str, s: &Setup, n: usize) -> (f64, Vec<f64>, i64) {
         let _ = k.wait();
     }
     drop(db);
-    ((f1 - f0) as f64 / secs, cpu, f1)
+    ((f1 - f0) as f64 / secs, cpu, f1, deadlocks)
 }
 
 /// Samples the server's sessions on the crawl database every 100 ms for `window`: the average
 /// number in each state (running, waiting for a lock, idle in a transaction: a round trip to
 /// the client, idle), as one line.
-fn sample_sessions(url: &str, window: Duration) -> String {
-    let mut sessions = testing::Sessions::connect(url);
+fn sample_sessions(sessions: &mut testing::Sessions, window: Duration) -> String {
     let mut sum: std::collections::BTreeMap<String, i64> = Default::default();
     let (t, mut samples) = (Instant::now(), 0);
     while t.elapsed() < window {
@@ -236,20 +242,28 @@ fn main() {
         setup.warmup,
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!("| processes | pages/s | x one | pages at end | CPU share per process (crawl, workers..., bench+server) |");
-    println!("|---:|---:|---:|---:|---|");
-    let mut one = f64::NAN;
+    let this = env!("CARGO_BIN_EXE_forager").to_owned();
+    let mut builds = vec![("this", this)];
+    if let Ok(base) = std::env::var("SCALING_BASE") {
+        builds.insert(0, ("base", base));
+    }
+    println!("| processes | build | pages/s | x one | pages at end | deadlocks | CPU share per process (crawl, workers..., bench+server) |");
+    println!("|---:|---|---:|---:|---:|---:|---|");
+    let mut one = vec![f64::NAN; builds.len()];
     for n in [1, 2, 4] {
-        let (rate, cpu, total) = run(&pg.url, &setup, n);
-        if n == 1 {
-            one = rate;
+        for (b, (name, forager)) in builds.iter().enumerate() {
+            eprintln!("{n} processes of {name} ({forager})");
+            let (rate, cpu, total, deadlocks) = run(&pg.url, &setup, n, forager);
+            if n == 1 {
+                one[b] = rate;
+            }
+            let cpu: Vec<String> = cpu.iter().map(|c| format!("{:.0}%", c * 100.0)).collect();
+            println!(
+                "| {n} | {name} | {rate:.1} | {:.2} | {total} | {deadlocks} | {} |",
+                rate / one[b],
+                cpu.join(" ")
+            );
         }
-        let cpu: Vec<String> = cpu.iter().map(|c| format!("{:.0}%", c * 100.0)).collect();
-        println!(
-            "| {n} | {rate:.1} | {:.2} | {total} | {} |",
-            rate / one,
-            cpu.join(" ")
-        );
     }
     rt.block_on(server.shutdown());
     let _ = std::fs::remove_dir_all(&dir);

@@ -177,6 +177,13 @@ fn a_crawl_waits_while_another_worker_holds_every_host_and_takes_them_when_its_l
         "the crawl ended while another worker held its hosts: {}",
         said()
     );
+    // Its rounds (one a second meanwhile) all work as one worker: `forager status` lists it
+    // once, not once per round.
+    assert_eq!(
+        testing::workers_of(db.url(), c.id()).len(),
+        1,
+        "worker rows of the waiting crawl"
+    );
     assert_eq!(store.fetched().unwrap(), before, "a held host was crawled");
     let mut held = held;
     held.sort();

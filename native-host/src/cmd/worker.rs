@@ -123,9 +123,10 @@ fn join(
 }
 
 /// Runs a crawl to its end. On a shared database that is round after round: a round that
-/// ends with no free host left while other workers hold hosts waits and runs again
-/// ([`wait_for_others`]), so a process does not leave the crawl short while its work is in
-/// other hands. `config.max_time` is the budget of all rounds; Ctrl-C stops the crawl.
+/// ends with its frontier dry while hosts other workers hold still have work waits and runs
+/// again ([`more_rounds`]), so a process does not leave the crawl short while its work is in
+/// other hands. Every round works under the one worker name of `config` (one row in
+/// `forager status`). `config.max_time` is the budget of all rounds; Ctrl-C stops the crawl.
 pub(crate) async fn rounds(
     store: Box<dyn forager::store::CrawlDb>,
     locator: &forager::store::Locator,
@@ -136,24 +137,21 @@ pub(crate) async fn rounds(
     let started = std::time::Instant::now();
     let limit = config.max_time;
     let stopped = stop_signal();
-    let mut store = Some(store);
+    let mut store = store;
     loop {
         let mut config = config.clone();
         config.max_time = time_left(limit, started);
-        let db = match store.take() {
-            Some(s) => s,
-            None => forager::store::open(locator)?,
-        };
         let stop = stopped_future(&stopped);
         let (reason, p) =
-            forager::crawl::run(db, classifier.clone(), config, stop, &mut on_progress).await?;
-        if !wait_for_others(locator, reason, &stopped, time_left(limit, started)).await? {
-            return Ok((reason, p));
+            forager::crawl::run(store, classifier.clone(), config, stop, &mut on_progress).await?;
+        match more_rounds(locator, reason, &stopped, time_left(limit, started)).await? {
+            Some(next) => store = next,
+            None => return Ok((reason, p)),
         }
     }
 }
 
-/// How long a process of a shared crawl that found no free host waits before it looks again.
+/// How long a process of a shared crawl whose frontier ran dry waits before it looks again.
 const RETRY: Duration = Duration::from_secs(1);
 
 /// A flag that turns true on Ctrl-C (a stop asked for, which every round of a crawl obeys).
@@ -181,17 +179,19 @@ fn time_left(limit: Option<Duration>, started: std::time::Instant) -> Option<Dur
     limit.map(|l| l.saturating_sub(started.elapsed()))
 }
 
-/// After a round of a crawl on a shared database ended with `reason`: whether to run another
-/// one. It does (after a short wait) when the frontier ran dry for this process while other
-/// workers hold hosts: live ones, whose pages in flight may bring new links, and dead ones
-/// whose leases have yet to lapse, whose URLs come back to the crawl when they do. It does not
-/// on a budget, a stop, a SQLite file (one process), or a crawl no one else holds a host of.
-async fn wait_for_others(
+/// After a round of a crawl on a shared database ended with `reason`: the door for another
+/// round, or `None` to end. There is another (after a short wait) when the frontier ran dry
+/// for this process while hosts held under a lease still have URLs pending or in flight
+/// (the store answers after every claim in progress has committed): live workers' pages in
+/// flight may bring new links, and a dead worker's URLs come back to the crawl when its lease
+/// lapses. None on a budget, a stop, a SQLite file (one process), or a crawl with no leased
+/// work left.
+async fn more_rounds(
     locator: &forager::store::Locator,
     reason: forager::crawl::StopReason,
     stopped: &tokio::sync::watch::Receiver<bool>,
     left: Option<Duration>,
-) -> Result<bool> {
+) -> Result<Option<Box<dyn forager::store::CrawlDb>>> {
     let shared = matches!(locator, forager::store::Locator::Postgres(_));
     let out_of_time = left.is_some_and(|l| l <= RETRY);
     if !shared
@@ -199,39 +199,22 @@ async fn wait_for_others(
         || out_of_time
         || *stopped.borrow()
     {
-        return Ok(false);
+        return Ok(None);
     }
-    // Looked at twice, a pause apart: a claim another worker is making when this round ends
-    // (its rows skipped as locked, its lease not yet committed) shows on the second look.
-    let mut held = others_hold(locator).await?;
-    if !held {
-        pause(stopped).await;
-        held = !*stopped.borrow() && others_hold(locator).await?;
-    }
-    if held {
-        pause(stopped).await;
-    }
-    Ok(held && !*stopped.borrow())
-}
-
-/// [`others_hold_hosts`], off the runtime.
-async fn others_hold(locator: &forager::store::Locator) -> Result<bool> {
     let l = locator.clone();
-    tokio::task::spawn_blocking(move || others_hold_hosts(&l)).await?
-}
-
-/// Waits [`RETRY`], or less if a stop is asked for.
-async fn pause(stopped: &tokio::sync::watch::Receiver<bool>) {
+    let (db, work_left) = tokio::task::spawn_blocking(move || {
+        let db = forager::store::open(&l)?;
+        let left = db.leased_work_left()?;
+        anyhow::Ok((db, left))
+    })
+    .await??;
+    if !work_left {
+        return Ok(None);
+    }
     let mut stop = stopped.clone();
     tokio::select! {
         _ = tokio::time::sleep(RETRY) => {}
         _ = stop.wait_for(|s| *s) => {}
     }
-}
-
-/// Whether any worker of the crawl at `locator` holds a host (this process, between rounds,
-/// holds none: a round gives its hosts back when it ends).
-fn others_hold_hosts(locator: &forager::store::Locator) -> Result<bool> {
-    let reader = forager::store::open_read(locator)?;
-    Ok(reader.workers()?.iter().any(|w| w.hosts > 0))
+    Ok((!*stopped.borrow()).then_some(db))
 }

@@ -124,6 +124,11 @@ pub trait CrawlDb: Send + 'static {
     fn expire_leases(&mut self) -> Result<usize>;
     /// The hosts `worker` holds, by name.
     fn held_hosts(&self, worker: &str) -> Result<Vec<String>>;
+    /// Whether any host held under a lease (live, or lapsed and not yet ended) has URLs in the
+    /// frontier or in flight: work that may still bring links, or come back to the crawl. It
+    /// is answered after every claim begun before it has committed (a process whose frontier
+    /// ran dry asks it before it ends).
+    fn leased_work_left(&self) -> Result<bool>;
     /// Checks out up to `n` fetched pages older than `min_age` seconds for a revisit.
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>>;
     /// Returns checked-out URLs to the frontier unfetched.
@@ -223,6 +228,9 @@ impl CrawlDb for Store {
     fn held_hosts(&self, worker: &str) -> Result<Vec<String>> {
         Store::held_hosts(self, worker)
     }
+    fn leased_work_left(&self) -> Result<bool> {
+        Store::leased_work_left(self)
+    }
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
         Store::checkout_revisits(self, n, min_age)
     }
@@ -320,6 +328,9 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     }
     fn held_hosts(&self, worker: &str) -> Result<Vec<String>> {
         (**self).held_hosts(worker)
+    }
+    fn leased_work_left(&self) -> Result<bool> {
+        (**self).leased_work_left()
     }
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
         (**self).checkout_revisits(n, min_age)

@@ -271,6 +271,16 @@ impl Store {
         let rows = st.query_map([worker], |r| r.get(0))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
+
+    /// Whether a leased host has URLs in the frontier or in flight (one process holds the
+    /// file: every claim it made has committed).
+    pub fn leased_work_left(&self) -> Result<bool> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM server s JOIN doc d ON d.sid = s.sid
+               WHERE s.lease_owner IS NOT NULL AND d.status IN (0, 1))",
+        )?;
+        Ok(st.query_row([], |r| r.get(0))?)
+    }
 }
 
 /// Ends the leases of workers whose lease ran out before `at`: returns the in-flight URLs that

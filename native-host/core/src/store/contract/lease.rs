@@ -95,6 +95,31 @@ pub fn given_back_hosts_are_free_and_their_in_flight_urls_return(db: &mut dyn Cr
     assert_eq!(db.held_hosts("w2").unwrap(), ["x.test"]);
 }
 
+/// Work left under leases is a held host's URLs pending or in flight: none before a claim,
+/// some while a worker holds a host with URLs pending or in flight, none once its hosts ran
+/// dry, and URLs pending on a free host are not leased work (whoever looks next takes them).
+pub fn leased_work_is_pending_or_in_flight_on_held_hosts(db: &mut dyn CrawlDb) {
+    seed(db, &[("http://x.test/1", 0.9), ("http://x.test/2", 0.8)]);
+    assert!(!db.leased_work_left().unwrap(), "nothing is leased yet");
+    let first = db.checkout("w1", 1, LONG).unwrap();
+    assert!(db.leased_work_left().unwrap(), "x.test/1 in flight");
+    db.record(&[fetched(first[0].oid, 0.9, "x one", vec![])])
+        .unwrap();
+    assert!(
+        db.leased_work_left().unwrap(),
+        "x.test/2 pending on w1's host"
+    );
+    let second = db.checkout("w1", 5, LONG).unwrap();
+    db.record(&[fetched(second[0].oid, 0.8, "x two", vec![])])
+        .unwrap();
+    assert_eq!(db.held_hosts("w1").unwrap(), ["x.test"]);
+    assert!(!db.leased_work_left().unwrap(), "w1's host ran dry");
+    seed(db, &[("http://y.test/", 0.5)]);
+    assert!(!db.leased_work_left().unwrap(), "y.test is free");
+    assert_eq!(urls(db, "w2", 5, LONG), ["http://y.test/"]);
+    assert!(db.leased_work_left().unwrap(), "y.test's URL in flight");
+}
+
 /// A worker dies mid-checkout (its door dropped without a release): once its lease has run
 /// out, every URL it had in flight is back in the frontier, and what it fetched and the
 /// links it found are kept.

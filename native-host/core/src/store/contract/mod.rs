@@ -13,6 +13,7 @@ pub use lease::{
     a_crash_mid_checkout_loses_nothing, a_lapsed_lease_returns_hosts_and_in_flight_urls,
     given_back_hosts_are_free_and_their_in_flight_urls_return,
     hosts_are_claimed_in_order_of_their_best_pending_url,
+    leased_work_is_pending_or_in_flight_on_held_hosts,
 };
 pub use more::{
     counts_and_the_fetch_log_follow_the_record, failed_urls_return_on_retry,
@@ -276,7 +277,7 @@ pub fn one_worker_checks_out_in_global_frontier_order(db: &mut dyn CrawlDb) {
 /// first was dropped (a crash), it is the same crawl.
 pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
     type Case = (&'static str, fn(&mut dyn CrawlDb));
-    let cases: [Case; 16] = [
+    let cases: [Case; 17] = [
         (
             "in-links",
             frontier_keeps_the_best_parent_and_pages_its_in_links,
@@ -314,6 +315,10 @@ pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
             the_distillation_is_stored_and_boosts_hub_neighbours,
         ),
         ("one-worker", one_worker_checks_out_in_global_frontier_order),
+        (
+            "leased-work",
+            leased_work_is_pending_or_in_flight_on_held_hosts,
+        ),
     ];
     let search: [Case; 2] = [
         (

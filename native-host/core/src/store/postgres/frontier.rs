@@ -16,20 +16,63 @@ pub(super) type Found<'a> = (Option<(i64, i64)>, &'a NewUrl);
 /// A URL's row as enqueueing left it: (id, status code, frontier score or R(d)).
 type DocRow = (i64, i64, f64);
 
-/// Puts URLs in the frontier in one statement per table, inserting their servers on first
-/// sight, and records the links that led to them. A link new to the database whose target is
-/// already fetched is a training instance for the apprentice (pushed to `instances`).
+/// Where enqueued URLs are: each host's (server id, pages crawled), each URL's row.
+pub(super) struct Enqueued<'u> {
+    /// Host → (server id, pages crawled).
+    servers: HashMap<String, (i64, i64)>,
+    /// URL → its row.
+    docs: HashMap<&'u str, DocRow>,
+}
+
+/// Puts URLs in the frontier (and their links, [`link`]): the seeds' way, in one go.
 pub(super) fn enqueue(
     tx: &mut Transaction<'_>,
     found: &[Found<'_>],
     instances: &mut Vec<ApprenticeEvidence>,
 ) -> Result<()> {
+    let at = enqueue_urls(tx, found, &[], &BTreeMap::new())?;
+    link(tx, found, &at, instances)
+}
+
+/// Puts the URLs of `found` in the frontier in one statement per table, inserting their
+/// servers on first sight. The URLs `excluded` (pages recorded under another URL) are left
+/// out of the frontier. `crawled` (server id → pages) are pages of this batch not yet counted
+/// in their servers' rows: a new URL's priority counts them.
+///
+/// Locks, in the store's one order: new `server` rows by host, `doc` rows by URL. Rows in
+/// flight or fetched are never locked here; a record batch updates its own rows after this
+/// (a link to a page another batch is recording waits for that batch, which waits on nothing
+/// this one holds).
+pub(super) fn enqueue_urls<'u>(
+    tx: &mut Transaction<'_>,
+    found: &[Found<'u>],
+    excluded: &[&str],
+    crawled: &BTreeMap<i64, i64>,
+) -> Result<Enqueued<'u>> {
     if found.is_empty() {
-        return Ok(());
+        return Ok(Enqueued {
+            servers: HashMap::new(),
+            docs: HashMap::new(),
+        });
     }
-    let servers = servers(tx, found.iter().map(|(_, u)| u.host.as_str()))?;
-    let docs = docs(tx, found, &servers)?;
-    // Links, each (source, target) once, in key order (a fixed lock order between workers).
+    let mut servers = servers(tx, found.iter().map(|(_, u)| u.host.as_str()))?;
+    for (sid, n) in servers.values_mut() {
+        *n += crawled.get(sid).copied().unwrap_or(0);
+    }
+    let docs = docs(tx, found, &servers, excluded)?;
+    Ok(Enqueued { servers, docs })
+}
+
+/// Records the links of `found` (enqueued `at`), each (source, target) once, in key order.
+/// A link new to the database whose target is already fetched is a training instance for the
+/// apprentice (pushed to `instances`).
+pub(super) fn link(
+    tx: &mut Transaction<'_>,
+    found: &[Found<'_>],
+    at: &Enqueued<'_>,
+    instances: &mut Vec<ApprenticeEvidence>,
+) -> Result<()> {
+    let (servers, docs) = (&at.servers, &at.docs);
     let mut links = BTreeMap::new();
     for (src, u) in found {
         if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
@@ -78,7 +121,9 @@ pub(super) fn enqueue(
     Ok(())
 }
 
-/// Each host's (server id, pages crawled), inserting servers first seen.
+/// Each host's (server id, pages crawled), inserting servers first seen: one statement, and
+/// another for hosts another worker inserted meanwhile (its commit came after this
+/// statement's snapshot).
 fn servers<'a>(
     tx: &mut Transaction<'_>,
     hosts: impl Iterator<Item = &'a str>,
@@ -86,27 +131,39 @@ fn servers<'a>(
     let mut hosts: Vec<&str> = hosts.collect();
     hosts.sort_unstable();
     hosts.dedup();
-    tx.execute(
-        "INSERT INTO server(host) SELECT * FROM unnest($1::text[]) ON CONFLICT DO NOTHING",
-        &[&hosts],
-    )?;
     let rows = tx.query(
-        "SELECT host, sid, crawled FROM server WHERE host = ANY($1)",
+        "WITH h AS (SELECT * FROM unnest($1::text[]) AS h(host)),
+           ins AS (INSERT INTO server(host) SELECT host FROM h ON CONFLICT DO NOTHING
+                   RETURNING host, sid, crawled)
+         SELECT host, sid, crawled FROM ins
+         UNION ALL SELECT s.host, s.sid, s.crawled FROM server s JOIN h ON s.host = h.host",
         &[&hosts],
     )?;
-    Ok(rows
-        .iter()
+    let mut out: HashMap<String, (i64, i64)> = (rows.iter())
         .map(|r| (r.get(0), (r.get(1), r.get(2))))
-        .collect())
+        .collect();
+    let rest: Vec<&str> = hosts
+        .into_iter()
+        .filter(|h| !out.contains_key(*h))
+        .collect();
+    if !rest.is_empty() {
+        let rows = tx.query(
+            "SELECT host, sid, crawled FROM server WHERE host = ANY($1)",
+            &[&rest],
+        )?;
+        out.extend(rows.iter().map(|r| (r.get(0), (r.get(1), r.get(2)))));
+    }
+    Ok(out)
 }
 
-/// Inserts the URLs not yet known and raises the score of unvisited ones to their best
-/// parent's (the first sighting in the batch gives the depth, the best one the score); returns
-/// every URL's row.
+/// Inserts the URLs not yet known, raises the score of unvisited ones to their best
+/// parent's (the first sighting in the batch gives the depth, the best one the score) and
+/// excludes the unvisited ones among `excluded`; returns every URL's row.
 fn docs<'u>(
     tx: &mut Transaction<'_>,
     found: &[Found<'u>],
     servers: &HashMap<String, (i64, i64)>,
+    excluded: &[&str],
 ) -> Result<HashMap<&'u str, DocRow>> {
     let mut urls: BTreeMap<&str, &NewUrl> = BTreeMap::new();
     let mut best: HashMap<&str, f64> = HashMap::new();
@@ -126,35 +183,86 @@ fn docs<'u>(
         depth.push(n.depth);
         rnd.push(tie_breaker(u));
     }
-    let mut out = HashMap::with_capacity(urls.len());
-    let written = tx.query(
-        "INSERT INTO doc(url, sid, priority, relevance, depth, rnd)
-         SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::float8[], $5::int8[],
-                              $6::int8[])
-         ON CONFLICT (url) DO UPDATE SET relevance = GREATEST(doc.relevance, excluded.relevance)
-           WHERE doc.status = 0 AND excluded.relevance > doc.relevance
-         RETURNING url, oid, status, relevance",
+    // New rows are inserted (in URL order); known ones come back as they are, unlocked.
+    let rows = tx.query(
+        "WITH u AS (SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::float8[],
+                                         $5::int8[], $6::int8[])
+                      AS u(url, sid, priority, relevance, depth, rnd)),
+           ins AS (INSERT INTO doc(url, sid, priority, relevance, depth, rnd)
+                   SELECT * FROM u ON CONFLICT (url) DO NOTHING
+                   RETURNING url, oid, status, relevance)
+         SELECT url, oid, status, relevance, true FROM ins
+         UNION ALL SELECT d.url, d.oid, d.status, d.relevance, false
+           FROM doc d JOIN u ON d.url = u.url",
         &[&url, &sid, &priority, &score, &depth, &rnd],
     )?;
-    for r in &written {
+    let mut out = HashMap::with_capacity(urls.len());
+    let mut known: Vec<(&'u str, DocRow)> = Vec::new();
+    let mut take = |r: &postgres::Row, new: bool, out: &mut HashMap<&'u str, DocRow>| {
         let u: String = r.get(0);
         if let Some((k, _)) = urls.get_key_value(u.as_str()) {
-            out.insert(*k, (r.get(1), r.get(2), r.get(3)));
+            let row = (r.get(1), r.get(2), r.get(3));
+            out.insert(*k, row);
+            if !new {
+                known.push((*k, row));
+            }
         }
+    };
+    for r in &rows {
+        take(r, r.get(4), &mut out);
     }
-    let rest: Vec<&str> = url.into_iter().filter(|u| !out.contains_key(u)).collect();
+    let rest: Vec<&str> = url
+        .iter()
+        .copied()
+        .filter(|u| !out.contains_key(u))
+        .collect();
     if !rest.is_empty() {
+        // Inserted by another worker whose commit came after the statement's snapshot.
         for r in tx.query(
             "SELECT url, oid, status, relevance FROM doc WHERE url = ANY($1)",
             &[&rest],
         )? {
-            let u: String = r.get(0);
-            if let Some((k, _)) = urls.get_key_value(u.as_str()) {
-                out.insert(*k, (r.get(1), r.get(2), r.get(3)));
-            }
+            take(&r, false, &mut out);
+        }
+    }
+    let mut raise: BTreeMap<&str, (f64, bool)> = (known.iter())
+        .filter(|(u, (_, status, relevance))| *status == 0 && best[u] > *relevance)
+        .map(|(u, _)| (*u, (best[u], false)))
+        .collect();
+    for u in excluded {
+        if out.get(*u).is_some_and(|r| r.1 == 0) {
+            raise.entry(*u).or_insert((0.0, true)).1 = true;
+        }
+    }
+    raise_or_exclude(tx, &raise)?;
+    for (u, _) in raise.iter().filter(|(_, v)| v.1) {
+        if let Some(row) = out.get_mut(*u) {
+            row.1 = DocStatus::Excluded.code();
         }
     }
     Ok(out)
+}
+
+/// Raises unvisited URLs' scores (`url` → (best score, excluded)) and excludes those marked,
+/// locking their rows in URL order (the store's lock order); rows that left the frontier
+/// meanwhile are left as they are.
+fn raise_or_exclude(tx: &mut Transaction<'_>, raise: &BTreeMap<&str, (f64, bool)>) -> Result<()> {
+    if raise.is_empty() {
+        return Ok(());
+    }
+    let url: Vec<&str> = raise.keys().copied().collect();
+    let score: Vec<f64> = raise.values().map(|v| v.0).collect();
+    let excluded: Vec<bool> = raise.values().map(|v| v.1).collect();
+    tx.execute(
+        "UPDATE doc SET relevance = GREATEST(doc.relevance, u.score),
+           status = CASE WHEN u.excluded THEN $4 ELSE doc.status END,
+           error = CASE WHEN u.excluded THEN 'redirect-target' ELSE doc.error END
+         FROM unnest($1::text[], $2::float8[], $3::bool[]) AS u(url, score, excluded)
+         WHERE doc.url = u.url AND doc.status = 0 AND doc.oid IN (
+           SELECT oid FROM doc WHERE url = ANY($1) AND status = 0 ORDER BY url FOR NO KEY UPDATE)",
+        &[&url, &score, &excluded, &DocStatus::Excluded.code()],
+    )?;
+    Ok(())
 }
 
 /// A pseudo-random tie-breaker from the URL (stable, spreads hosts apart), as SQLite's.

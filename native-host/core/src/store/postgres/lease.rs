@@ -9,7 +9,9 @@
 //!
 //! Lock order, the same in every transaction of the store: the claim lock before the record
 //! lock (no transaction takes both today), then `doc` rows in URL order (as a record's batched
-//! insert takes them), then `server` rows in id order. In-flight rows going back to the
+//! insert takes them), then `server` rows in id order, `FOR NO KEY UPDATE` (a `doc` insert
+//! shares its server's key: a stronger lock would wait for every batch enqueueing a URL of
+//! the host). In-flight rows going back to the
 //! frontier are therefore locked `ORDER BY url` first ([`back_to_frontier`]); a deadlock that
 //! slips through anyway is run again by the door.
 
@@ -28,41 +30,57 @@ pub(super) const CLAIM_LOCK: i64 = 0x6c65_6173;
 const MAY_HAVE: &str = "(s.lease_owner IS NULL OR s.lease_owner = $1 OR NOT EXISTS (
     SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2))";
 
-/// Starts or extends `worker`'s lease to `lease` from `at` (its heartbeat).
-fn heartbeat(tx: &mut Transaction<'_>, worker: &str, lease: Duration, at: f64) -> Result<()> {
-    tx.execute(
-        "INSERT INTO worker(name, started_at, heartbeat, lease_until) VALUES($1, $2, $2, $3)
-         ON CONFLICT(name) DO UPDATE SET heartbeat = excluded.heartbeat,
-           lease_until = GREATEST(worker.lease_until, excluded.lease_until)",
-        &[&worker, &at, &(at + lease.as_secs_f64())],
-    )?;
-    Ok(())
-}
-
-/// A transaction holding the claim lock, with `worker`'s heartbeat written.
+/// A transaction holding the claim lock, with `worker`'s lease started or extended to
+/// `lease` from `at` (its heartbeat), and whether a lease may have lapsed (a worker's, or a
+/// host's holder with none): lock, heartbeat and look in one round trip.
 fn claiming<'c>(
     c: &'c mut Conn,
     worker: &str,
     lease: Duration,
     at: f64,
-) -> Result<Transaction<'c>> {
+) -> Result<(Transaction<'c>, bool)> {
     let mut tx = c.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CLAIM_LOCK])?;
-    heartbeat(&mut tx, worker, lease, at)?;
-    Ok(tx)
+    // The look reads the statement's snapshot, taken before the lock: a lease ended by the
+    // last holder of the lock may still show (expiring again is harmless), and one that
+    // lapsed an instant ago is seen next time.
+    let lapsed = tx
+        .query_one(
+            "INSERT INTO worker(name, started_at, heartbeat, lease_until)
+             SELECT $1::text, $2::float8, $2::float8, $3::float8
+             FROM (SELECT pg_advisory_xact_lock($4)) AS locked
+             ON CONFLICT(name) DO UPDATE SET heartbeat = excluded.heartbeat,
+               lease_until = GREATEST(worker.lease_until, excluded.lease_until)
+             RETURNING EXISTS (SELECT 1 FROM worker w WHERE w.lease_until < $2)
+               OR EXISTS (SELECT 1 FROM server s WHERE s.lease_owner IS NOT NULL
+                            AND NOT EXISTS (SELECT 1 FROM worker w
+                              WHERE w.name = s.lease_owner AND w.lease_until >= $2))",
+            &[&worker, &at, &(at + lease.as_secs_f64()), &CLAIM_LOCK],
+        )?
+        .get(0);
+    Ok((tx, lapsed))
 }
 
-/// Gives the hosts `sids` to `worker`; a host taken over from a lapsed lease has its in-flight
-/// URLs returned to the frontier first (its holder is gone).
-fn claim(tx: &mut Transaction<'_>, worker: &str, sids: &[(i64, bool)]) -> Result<()> {
+/// Gives the hosts `sids` (each: taken over from a lapsed lease?) to `worker` and marks
+/// `oids` in flight, counted as its checkouts; a host taken over from a lapsed lease has its
+/// in-flight URLs returned to the frontier first (its holder is gone). One round trip unless
+/// a lease lapsed.
+fn claim(tx: &mut Transaction<'_>, worker: &str, sids: &[(i64, bool)], oids: &[i64]) -> Result<()> {
     let lapsed: Vec<i64> = sids.iter().filter(|s| s.1).map(|s| s.0).collect();
     let mut all: Vec<i64> = sids.iter().map(|s| s.0).collect();
     all.sort_unstable();
-    back_to_frontier(tx, "d.sid = ANY($1)", &[&lapsed])?;
+    if !lapsed.is_empty() {
+        back_to_frontier(tx, "d.sid = ANY($1)", &[&lapsed])?;
+    }
+    // The checked-out rows are locked already (the pick); then `server` rows in id order.
     tx.execute(
-        "UPDATE server SET lease_owner = $1 WHERE sid IN (
-           SELECT sid FROM server WHERE sid = ANY($2) ORDER BY sid FOR UPDATE)",
-        &[&worker, &all],
+        "WITH held AS (
+           UPDATE server SET lease_owner = $1 WHERE sid IN (
+             SELECT sid FROM server WHERE sid = ANY($2) ORDER BY sid FOR NO KEY UPDATE)),
+         counted AS (
+           UPDATE worker SET checked_out = checked_out + cardinality($3::int8[])
+           WHERE name = $1)
+         UPDATE doc SET status = $4 WHERE oid = ANY($3)",
+        &[&worker, &all, &oids, &DocStatus::InFlight.code()],
     )?;
     Ok(())
 }
@@ -93,10 +111,12 @@ fn back_to_frontier(
 /// or may take (claimed as met), marking them in flight.
 pub(super) fn checkout(c: &mut Conn, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
     let at = now();
-    let mut tx = claiming(c, worker, lease, at)?;
+    let (mut tx, lapsed) = claiming(c, worker, lease, at)?;
     // Lapsed leases end first: a dead worker's in-flight URLs are back before the frontier is
     // read (else a crawl whose only URLs were in flight there would look finished).
-    expire(&mut tx, at)?;
+    if lapsed {
+        expire(&mut tx, at)?;
+    }
     let picked = tx.query(
         &format!(
             "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner
@@ -123,16 +143,8 @@ pub(super) fn checkout(c: &mut Conn, worker: &str, n: usize, lease: Duration) ->
             revisit: false,
         });
     }
-    claim(&mut tx, worker, &claimed)?;
     let oids: Vec<i64> = work.iter().map(|w| w.oid.raw()).collect();
-    tx.execute(
-        "UPDATE doc SET status = $1 WHERE oid = ANY($2)",
-        &[&DocStatus::InFlight.code(), &oids],
-    )?;
-    tx.execute(
-        "UPDATE worker SET checked_out = checked_out + $2 WHERE name = $1",
-        &[&worker, &(work.len() as i64)],
-    )?;
+    claim(&mut tx, worker, &claimed, &oids)?;
     tx.commit()?;
     Ok(work)
 }
@@ -146,7 +158,7 @@ pub(super) fn claim_hosts(
     lease: Duration,
 ) -> Result<Vec<String>> {
     let at = now();
-    let mut tx = claiming(c, worker, lease, at)?;
+    let (mut tx, _) = claiming(c, worker, lease, at)?;
     let best = tx.query(
         &format!(
             "SELECT sid, host, lease_owner FROM (
@@ -162,7 +174,7 @@ pub(super) fn claim_hosts(
     let claimed: Vec<(i64, bool)> = (best.iter())
         .map(|r| (r.get(0), r.get::<_, Option<String>>(2).is_some()))
         .collect();
-    claim(&mut tx, worker, &claimed)?;
+    claim(&mut tx, worker, &claimed, &[])?;
     tx.commit()?;
     Ok(best.iter().map(|r| r.get(1)).collect())
 }
@@ -170,8 +182,10 @@ pub(super) fn claim_hosts(
 /// Extends `worker`'s lease and ends others' lapsed leases; returns the hosts it holds.
 pub(super) fn renew(c: &mut Conn, worker: &str, lease: Duration) -> Result<usize> {
     let at = now();
-    let mut tx = claiming(c, worker, lease, at)?;
-    expire(&mut tx, at)?;
+    let (mut tx, lapsed) = claiming(c, worker, lease, at)?;
+    if lapsed {
+        expire(&mut tx, at)?;
+    }
     let held: i64 = tx
         .query_one(
             "SELECT count(*) FROM server WHERE lease_owner = $1",
@@ -193,7 +207,7 @@ pub(super) fn release_hosts(c: &mut Conn, worker: &str, hosts: &[String]) -> Res
     tx.execute(
         "UPDATE server SET lease_owner = NULL WHERE sid IN (
            SELECT sid FROM server WHERE host = ANY($2) AND lease_owner = $1
-           ORDER BY sid FOR UPDATE)",
+           ORDER BY sid FOR NO KEY UPDATE)",
         &[&worker, &hosts],
     )?;
     Ok(tx.commit()?)
@@ -220,12 +234,29 @@ fn expire(tx: &mut Transaction<'_>, at: f64) -> Result<usize> {
     tx.execute(
         &format!(
             "UPDATE server SET lease_owner = NULL WHERE sid IN (
-               SELECT sid FROM server WHERE {LAPSED} ORDER BY sid FOR UPDATE)"
+               SELECT sid FROM server WHERE {LAPSED} ORDER BY sid FOR NO KEY UPDATE)"
         ),
         &[&at],
     )?;
     tx.execute("DELETE FROM worker WHERE lease_until < $1", &[&at])?;
     Ok(back)
+}
+
+/// Whether a host held under a lease (live or lapsed) has URLs in the frontier or in flight.
+/// Read under the claim lock, after it is taken: every claim begun before has committed and
+/// shows (a claim made as another process's frontier ran dry cannot be missed).
+pub(super) fn leased_work_left(c: &mut Conn) -> Result<bool> {
+    let mut tx = c.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CLAIM_LOCK])?;
+    let left = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM server s JOIN doc d ON d.sid = s.sid
+               WHERE s.lease_owner IS NOT NULL AND d.status IN (0, 1))",
+            &[],
+        )?
+        .get(0);
+    tx.commit()?;
+    Ok(left)
 }
 
 /// The hosts `worker` holds, by name.
@@ -235,4 +266,55 @@ pub(super) fn held_hosts(c: &mut Conn, worker: &str) -> Result<Vec<String>> {
         &[&worker],
     )?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{self, TestDb};
+    use super::super::PgStore;
+    use super::CLAIM_LOCK;
+    use crate::store::{now, CrawlDb, NewUrl};
+    use r2d2_postgres::postgres;
+    use std::time::Duration;
+
+    #[test]
+    fn the_look_for_leased_work_sees_a_claim_that_was_being_made() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let db = TestDb::create(&server, "leased-work-race");
+        let mut store = PgStore::open(db.url()).unwrap();
+        let seed = url::Url::parse("http://a.test/").unwrap();
+        store.add_seeds(&[NewUrl::seed(&seed)]).unwrap();
+        assert!(!store.leased_work_left().unwrap());
+        // Another worker's checkout, as it makes its claim, not yet committed: the claim
+        // lock, its lease, the host held, the URL in flight.
+        let mut other = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
+        let mut claim = other.transaction().unwrap();
+        claim
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&CLAIM_LOCK])
+            .unwrap();
+        claim
+            .execute(
+                "INSERT INTO worker(name, started_at, heartbeat, lease_until)
+                 VALUES('other', $1, $1, $2)",
+                &[&now(), &(now() + 600.0)],
+            )
+            .unwrap();
+        claim
+            .execute("UPDATE server SET lease_owner = 'other'", &[])
+            .unwrap();
+        claim.execute("UPDATE doc SET status = 1", &[]).unwrap();
+        let look = std::thread::spawn(move || store.leased_work_left());
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(
+            !look.is_finished(),
+            "the look answered before the claim in progress committed"
+        );
+        claim.commit().unwrap();
+        assert!(
+            look.join().unwrap().unwrap(),
+            "the claim's URL in flight is leased work"
+        );
+    }
 }

@@ -244,7 +244,11 @@ impl CrawlDb for PgStore {
     fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
         self.with(|c| {
             let mut tx = c.transaction()?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&record::RECORD_LOCK])?;
+            // Beside record batches (the same lock order), never beside a job's rewrite.
+            tx.execute(
+                "SELECT pg_advisory_xact_lock_shared($1)",
+                &[&record::RECORD_LOCK],
+            )?;
             let links: Vec<_> = seeds.iter().map(|s| (None, s)).collect();
             frontier::enqueue(&mut tx, &links, &mut Vec::new())?;
             Ok(tx.commit()?)
@@ -303,6 +307,9 @@ impl CrawlDb for PgStore {
     }
     fn held_hosts(&self, worker: &str) -> Result<Vec<String>> {
         self.with(|c| lease::held_hosts(c, self.who(worker)))
+    }
+    fn leased_work_left(&self) -> Result<bool> {
+        self.with(lease::leased_work_left)
     }
     fn checkout_revisits(&mut self, n: usize, min_age: f64) -> Result<Vec<Work>> {
         self.with(|c| frontier::checkout_revisits(c, n, min_age))

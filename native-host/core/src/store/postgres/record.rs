@@ -1,52 +1,116 @@
 //! Recording a batch of fetch outcomes on PostgreSQL in one transaction: statuses, compressed
 //! texts, the fetch order (a sequence shared by every worker), redirect targets, and the new
 //! links of the whole batch in one batched insert.
+//!
+//! Batches of many workers are recorded side by side: no global lock serialises them (it was
+//! held across a dozen client round trips, and a CPU-starved client kept every other worker
+//! waiting). They take row locks in one order instead, waiting on nothing a waiter could
+//! hold: new `server` rows by host, `doc` rows by URL (inserted, then raised or excluded in
+//! one ordered pass; rows in flight or fetched are never locked there), then the batch's own
+//! rows (no other batch locks them: a batch inserting a link to a page being recorded waits
+//! for that batch, which has passed its URL phase), links by key, and the batch's own
+//! `server` rows by id. `server` rows are locked `FOR NO KEY UPDATE` (a `doc` insert shares
+//! its server's key). A deadlock that slips through anyway is run again by the door.
 
-use super::frontier::{enqueue, Found};
+use super::frontier::{enqueue_urls, link, Found};
 use super::Conn;
 use crate::store::{
-    features_from_blob, now, ApprenticeEvidence, DocStatus, FetchedPage, NewUrl, Outcome, Recorded,
-    Result, StoreError,
+    features_from_blob, now, DocStatus, FetchedPage, NewUrl, Outcome, Recorded, Result, StoreError,
 };
 use postgres::Transaction;
 use r2d2_postgres::postgres;
 use std::collections::{BTreeMap, HashMap};
 
-/// The advisory lock key of recording a batch ("recd").
+/// The advisory lock key of recording ("recd"): record batches take it shared (side by
+/// side), a job's bulk rewrite of `doc` rows exclusively (rows rewritten in oid order beside
+/// a batch's URL order would deadlock).
 pub(super) const RECORD_LOCK: i64 = 0x7265_6364;
 
 /// Records a batch of outcomes in one transaction; fetched pages get the next fetch sequence
 /// numbers, in batch order. First fetches and failed attempts are written in a few batched
-/// statements (not a few per page): the record lock is held the shorter for it.
+/// statements (not a few per page).
 pub(super) fn record(c: &mut Conn, batch: &[Outcome]) -> Result<Recorded> {
     let mut tx = c.transaction()?;
-    // One batch at a time across workers: batches lock shared rows (servers, link targets) in
-    // orders no sort can fix, and the server broke the resulting deadlocks by aborting them.
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RECORD_LOCK])?;
-    let mut rec = Recorded::default();
     let firsts: Vec<&Outcome> = batch.iter().filter(|o| !o.revisit).collect();
-    let sids = attempts(&mut tx, &firsts, &mut rec)?;
-    let mut found: Vec<Found<'_>> = Vec::new();
-    let mut searchable: Vec<&Outcome> = Vec::new();
-    for o in batch {
-        let sid = if o.revisit {
-            rec.revisited += 1;
-            let (sid, changed) = revisit(&mut tx, o)?;
-            rec.changed += usize::from(changed);
-            searchable.extend(changed.then_some(o));
-            sid
-        } else {
-            searchable.extend((o.status == DocStatus::Fetched).then_some(o));
-            sids.get(&o.oid.raw()).copied()
-        };
-        if let Some(sid) = sid {
-            found.extend(o.links.iter().map(|l| (Some((o.oid.raw(), sid)), l)));
+    let k = (firsts.iter())
+        .filter(|o| o.status == DocStatus::Fetched)
+        .count();
+    let oids: Vec<i64> = batch.iter().map(|o| o.oid.raw()).collect();
+    // The shared lock, the fetch order's numbers and the pages' servers in one round trip.
+    let start = tx.query_one(
+        "SELECT pg_advisory_xact_lock_shared($1),
+           ARRAY(SELECT nextval('fetch_seq') FROM generate_series(1, $2::int8)),
+           ARRAY(SELECT oid FROM doc WHERE oid = ANY($3) ORDER BY oid),
+           ARRAY(SELECT sid FROM doc WHERE oid = ANY($3) ORDER BY oid)",
+        &[&RECORD_LOCK, &(k as i64), &oids],
+    )?;
+    let mut seqs: Vec<i64> = start.get(1);
+    seqs.sort_unstable();
+    let sid_of: HashMap<i64, i64> = (start.get::<_, Vec<i64>>(2).into_iter())
+        .zip(start.get::<_, Vec<i64>>(3))
+        .collect();
+    let mut crawled: BTreeMap<i64, i64> = BTreeMap::new();
+    for o in firsts.iter().filter(|o| o.status == DocStatus::Fetched) {
+        if let Some(sid) = sid_of.get(&o.oid.raw()) {
+            *crawled.entry(*sid).or_default() += 1;
         }
     }
-    enqueue(&mut tx, &found, &mut rec.instances)?;
+    // The links of the pages recorded (a revisit's only when it was fetched), and the pages
+    // redirects landed on: these pages, excluded from the frontier, never fetched again.
+    let mut found: Vec<Found<'_>> = Vec::new();
+    for o in batch
+        .iter()
+        .filter(|o| !o.revisit || o.status == DocStatus::Fetched)
+    {
+        if let Some(sid) = sid_of.get(&o.oid.raw()) {
+            found.extend(o.links.iter().map(|l| (Some((o.oid.raw(), *sid)), l)));
+        }
+    }
+    let aliases: Vec<NewUrl> = (firsts.iter())
+        .filter_map(|o| crate::canon::parse(o.final_url.as_deref()?).ok())
+        .map(|target| NewUrl {
+            score: 0.0,
+            ..NewUrl::seed(&target)
+        })
+        .collect();
+    found.extend(aliases.iter().map(|a| (None, a)));
+    let excluded: Vec<&str> = aliases.iter().map(|a| a.url.as_str()).collect();
+    let at = enqueue_urls(&mut tx, &found, &excluded, &crawled)?;
+    let mut rec = Recorded::default();
+    attempts(&mut tx, &firsts, &seqs, &mut rec)?;
+    let mut searchable: Vec<&Outcome> = Vec::new();
+    for o in batch {
+        if o.revisit {
+            rec.revisited += 1;
+            let changed = revisit(&mut tx, o)?;
+            rec.changed += usize::from(changed);
+            searchable.extend(changed.then_some(o));
+        } else {
+            searchable.extend((o.status == DocStatus::Fetched).then_some(o));
+        }
+    }
+    link(&mut tx, &found, &at, &mut rec.instances)?;
+    count_crawled(&mut tx, &crawled)?;
     super::search::index_pages(&mut tx, &searchable)?;
     tx.commit()?;
     Ok(rec)
+}
+
+/// Raises the servers' counts of pages crawled by `crawled` (server id → pages), locking
+/// their rows in id order.
+fn count_crawled(tx: &mut Transaction<'_>, crawled: &BTreeMap<i64, i64>) -> Result<()> {
+    if crawled.is_empty() {
+        return Ok(());
+    }
+    let (sid, n): (Vec<i64>, Vec<i64>) = crawled.iter().map(|(s, n)| (*s, *n)).unzip();
+    tx.execute(
+        "UPDATE server SET crawled = server.crawled + u.n
+         FROM unnest($1::int8[], $2::int8[]) AS u(sid, n)
+         WHERE server.sid = u.sid AND server.sid IN (
+           SELECT sid FROM server WHERE sid = ANY($1) ORDER BY sid FOR NO KEY UPDATE)",
+        &[&sid, &n],
+    )?;
+    Ok(())
 }
 
 /// The columns of a batch of first fetches and failed attempts, as arrays for `unnest`.
@@ -96,30 +160,18 @@ impl Columns {
     }
 }
 
-/// Records first fetches and failed attempts of frontier entries: their rows, the fetch
-/// order, redirect targets, training instances and their servers' counts; returns each
-/// page's server id.
+/// Records first fetches and failed attempts of frontier entries (fetched pages numbered
+/// `seqs` in order): their rows, the fetch order and training instances.
 fn attempts(
     tx: &mut Transaction<'_>,
     batch: &[&Outcome],
+    seqs: &[i64],
     rec: &mut Recorded,
-) -> Result<HashMap<i64, i64>> {
+) -> Result<()> {
     if batch.is_empty() {
-        return Ok(HashMap::new());
+        return Ok(());
     }
-    let k = batch
-        .iter()
-        .filter(|o| o.status == DocStatus::Fetched)
-        .count();
-    let mut seqs: Vec<i64> = (tx.query(
-        "SELECT nextval('fetch_seq') FROM generate_series(1, $1::int8)",
-        &[&(k as i64)],
-    )?)
-    .iter()
-    .map(|r| r.get(0))
-    .collect();
-    seqs.sort_unstable();
-    let c = Columns::of(batch, &seqs);
+    let c = Columns::of(batch, seqs);
     let rows = tx.query(
         "UPDATE doc SET status = u.status, num_tries = doc.num_tries + 1,
            http_status = u.http_status,
@@ -165,12 +217,7 @@ fn attempts(
             o.oid.raw()
         )));
     }
-    mark_redirect_targets(tx, batch, &mut rec.instances)?;
-    fetched_pages(tx, batch, &row, &seqs, rec)?;
-    Ok(row
-        .into_iter()
-        .map(|(oid, (_, sid, _))| (oid, sid))
-        .collect())
+    fetched_pages(tx, batch, &row, seqs, rec)
 }
 
 /// The LZ4 blob stored for a page's visible text.
@@ -178,21 +225,21 @@ fn compressed(text: Option<&String>) -> Option<Vec<u8>> {
     text.map(|t| lz4_flex::compress_prepend_size(t.as_bytes()))
 }
 
-/// A revisit refreshes a fetched page (a failed one leaves it as it was); returns the page's
-/// server id when its links are to be enqueued, and whether its content had changed.
-fn revisit(tx: &mut Transaction<'_>, o: &Outcome) -> Result<(Option<i64>, bool)> {
+/// A revisit refreshes a fetched page (a failed one leaves it as it was); returns whether its
+/// content had changed.
+fn revisit(tx: &mut Transaction<'_>, o: &Outcome) -> Result<bool> {
     if o.status != DocStatus::Fetched {
         tx.execute(
             "UPDATE doc SET revisits = revisits + 1 WHERE oid = $1",
             &[&o.oid.raw()],
         )?;
-        return Ok((None, false));
+        return Ok(false);
     }
     let old = tx.query_one(
-        "SELECT content_hash, sid FROM doc WHERE oid = $1",
+        "SELECT content_hash FROM doc WHERE oid = $1",
         &[&o.oid.raw()],
     )?;
-    let (old_hash, sid): (Option<String>, i64) = (old.get(0), old.get(1));
+    let old_hash: Option<String> = old.get(0);
     let changed = old_hash != o.content_hash;
     tx.execute(
         "UPDATE doc SET revisits = revisits + 1, changes = changes + $9,
@@ -212,12 +259,12 @@ fn revisit(tx: &mut Transaction<'_>, o: &Outcome) -> Result<(Option<i64>, bool)>
             &i64::from(changed),
         ],
     )?;
-    Ok((Some(sid), changed))
+    Ok(changed)
 }
 
 /// The fetched pages of a batch (`row`: oid → URL, server id, tries before): listed in fetch
-/// order with their sequence numbers `seqs`, links into first-fetched ones as training
-/// instances, and their servers' counts raised.
+/// order with their sequence numbers `seqs`, and links into first-fetched ones as training
+/// instances.
 fn fetched_pages(
     tx: &mut Transaction<'_>,
     batch: &[&Outcome],
@@ -233,9 +280,8 @@ fn fetched_pages(
         .map(|o| o.oid.raw())
         .collect();
     let mut features = links_into(tx, &new)?;
-    let mut crawled: BTreeMap<i64, i64> = BTreeMap::new();
     for (o, seq) in fetched.iter().zip(seqs) {
-        let (url, sid, tries) = &row[&o.oid.raw()];
+        let (url, _, tries) = &row[&o.oid.raw()];
         rec.fetched.push(FetchedPage {
             seq: *seq,
             url: url.clone(),
@@ -247,41 +293,7 @@ fn fetched_pages(
                 rec.instances.push((f, o.relevance));
             }
         }
-        *crawled.entry(*sid).or_default() += 1;
     }
-    let (sid, n): (Vec<i64>, Vec<i64>) = crawled.into_iter().unzip();
-    tx.execute(
-        "UPDATE server SET crawled = server.crawled + u.n
-         FROM unnest($1::int8[], $2::int8[]) AS u(sid, n) WHERE server.sid = u.sid",
-        &[&sid, &n],
-    )?;
-    Ok(())
-}
-
-/// The pages redirects landed on are these pages: they must not be fetched again.
-fn mark_redirect_targets(
-    tx: &mut Transaction<'_>,
-    batch: &[&Outcome],
-    instances: &mut Vec<ApprenticeEvidence>,
-) -> Result<()> {
-    let aliases: Vec<NewUrl> = (batch.iter())
-        .filter_map(|o| crate::canon::parse(o.final_url.as_deref()?).ok())
-        .map(|target| NewUrl {
-            score: 0.0,
-            ..NewUrl::seed(&target)
-        })
-        .collect();
-    if aliases.is_empty() {
-        return Ok(());
-    }
-    let found: Vec<Found<'_>> = aliases.iter().map(|a| (None, a)).collect();
-    enqueue(tx, &found, instances)?;
-    let urls: Vec<&str> = aliases.iter().map(|a| a.url.as_str()).collect();
-    tx.execute(
-        "UPDATE doc SET status = $2, error = 'redirect-target' WHERE oid IN (
-           SELECT oid FROM doc WHERE url = ANY($1) AND status = 0 ORDER BY url FOR UPDATE)",
-        &[&urls, &DocStatus::Excluded.code()],
-    )?;
     Ok(())
 }
 

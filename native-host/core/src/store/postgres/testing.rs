@@ -160,6 +160,23 @@ pub fn worker_of(url: &str, pid: u32) -> Option<(String, i64)> {
     })
 }
 
+/// The worker names of the process `pid` in the crawl database at `url` (one per process,
+/// however many rounds it crawled).
+pub fn workers_of(url: &str, pid: u32) -> Vec<String> {
+    off_runtime(|| {
+        let Ok(mut c) = postgres::Client::connect(url, postgres::NoTls) else {
+            return Vec::new();
+        };
+        let rows = c
+            .query(
+                "SELECT name FROM worker WHERE name LIKE $1 ORDER BY name",
+                &[&format!("%-{pid}-%")],
+            )
+            .unwrap_or_default();
+        rows.iter().map(|r| r.get(0)).collect()
+    })
+}
+
 /// Hosts leased to `worker`, and the frontier and in-flight URLs of those hosts.
 pub fn held_by(url: &str, worker: &str) -> (i64, i64, i64) {
     let q = |sql: &str| number(url, &sql.replace("$W", &worker.replace('\'', "''")));
@@ -183,19 +200,43 @@ impl Sessions {
     }
 
     /// The other sessions on the database by what they do, with counts: their state, and
-    /// what they wait for when they wait ("active", "active Lock:advisory", "idle in
-    /// transaction Client:ClientRead", "idle Client:ClientRead", ...).
+    /// what they wait for when they wait ("active", "active Lock:advisory claim", "idle in
+    /// transaction Client:ClientRead", "idle Client:ClientRead", ...; an advisory lock is
+    /// named: claim, record, job, or its key).
     pub fn sample(&mut self) -> Vec<(String, i64)> {
         let rows = self
             .0
             .query(
-                "SELECT concat_ws(' ', state, wait_event_type || ':' || wait_event), count(*)
-                 FROM pg_stat_activity
-                 WHERE datname = current_database() AND pid <> pg_backend_pid()
+                "SELECT concat_ws(' ', a.state, a.wait_event_type || ':' || a.wait_event,
+                   (SELECT CASE l.objid WHEN $1 THEN 'claim' WHEN $2 THEN 'record'
+                             WHEN $3 THEN 'job' ELSE l.objid::text END
+                    FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory'
+                      AND NOT l.granted LIMIT 1)), count(*)
+                 FROM pg_stat_activity a
+                 WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
                  GROUP BY 1 ORDER BY 1",
-                &[],
+                &[
+                    &key(super::lease::CLAIM_LOCK),
+                    &key(super::record::RECORD_LOCK),
+                    &key(super::shared::JOB_LOCK),
+                ],
             )
             .unwrap_or_default();
         rows.iter().map(|r| (r.get(0), r.get(1))).collect()
     }
+
+    /// Deadlocks the server has broken in this database so far.
+    pub fn deadlocks(&mut self) -> i64 {
+        (self.0)
+            .query_one(
+                "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+                &[],
+            )
+            .map_or(0, |r| r.get(0))
+    }
+}
+
+/// An advisory lock key as `pg_locks.objid` shows it (its low 32 bits).
+fn key(k: i64) -> postgres::types::Oid {
+    (k & 0xffff_ffff) as postgres::types::Oid
 }
