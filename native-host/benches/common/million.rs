@@ -160,7 +160,9 @@ pub fn run(pages: u64, sites: usize) -> Report {
 
 /// Runs the crawler to `pages` pages, following its progress lines.
 fn crawl(model: &Path, proxy: &str, db: &Path, seeds: &[String], pages: u64) -> Report {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_forager"));
+    // MILLION_FORAGER: another build's binary, to measure two builds with one bench.
+    let bin = std::env::var_os("MILLION_FORAGER").unwrap_or(env!("CARGO_BIN_EXE_forager").into());
+    let mut cmd = std::process::Command::new(bin);
     cmd.args(["crawl", "--mode", "soft", "--delay", "0", "--json"])
         .args(["--proxy", proxy, "--pages", &pages.to_string()])
         .arg("--model")

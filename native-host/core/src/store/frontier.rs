@@ -4,13 +4,15 @@
 
 use super::features_to_blob;
 use super::seen::{Caches, Known};
-use super::{fnv64, now, ApprenticeEvidence, DocStatus, NewUrl, PageId, Result, Store, Work};
-use rusqlite::{params, CachedStatement, Connection};
+use super::url_key::url_key;
+use super::{now, ApprenticeEvidence, DocStatus, NewUrl, PageId, Result, Store, Work};
+use rusqlite::{params, CachedStatement, Connection, OptionalExtension};
 
 /// The statements enqueuing runs for each link, prepared once per transaction (looking a
 /// cached statement up by its SQL for every link was 1-2% of the crawler's CPU).
 pub(super) struct Enqueue<'t> {
     raise: CachedStatement<'t>,
+    find: CachedStatement<'t>,
     insert: CachedStatement<'t>,
     link: CachedStatement<'t>,
 }
@@ -22,16 +24,58 @@ impl<'t> Enqueue<'t> {
             raise: conn.prepare_cached(
                 "UPDATE doc SET relevance = max(relevance, ?2) WHERE oid = ?1 AND status = 0",
             )?,
+            // A URL's row: its key narrows, its text decides (`url_key`).
+            find: conn.prepare_cached(
+                "SELECT oid, status, relevance FROM doc WHERE rnd = ?1 AND url = ?2",
+            )?,
             insert: conn.prepare_cached(
-                "INSERT INTO doc(url, sid, priority, relevance, depth, rnd) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT(url) DO UPDATE SET relevance = CASE WHEN status = 0
-                   THEN max(relevance, excluded.relevance) ELSE relevance END
-                 RETURNING oid, status, relevance",
+                "INSERT INTO doc(url, sid, priority, relevance, depth, rnd)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6) RETURNING oid",
             )?,
             link: conn.prepare_cached(
                 "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor, features, weight)
                  VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?,
+        })
+    }
+
+    /// The row of `u`, its frontier score raised to `u`'s while unvisited, inserted if new.
+    fn upsert(&mut self, u: &NewUrl, sid: i64, crawled: i64) -> Result<Known> {
+        let key = url_key(&u.url);
+        let found: Option<(i64, DocStatus, f64)> = self
+            .find
+            .query_row(params![key, u.url], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?;
+        Ok(match found {
+            Some((oid, status, relevance)) => {
+                let unvisited = status == DocStatus::Unvisited;
+                if unvisited && u.score > relevance {
+                    self.raise.execute(params![oid, u.score])?;
+                }
+                Known {
+                    oid,
+                    fetched: status == DocStatus::Fetched,
+                    relevance: if unvisited {
+                        relevance.max(u.score)
+                    } else {
+                        relevance
+                    },
+                }
+            }
+            None => {
+                let oid = self
+                    .insert
+                    .query_row(params![u.url, sid, crawled, u.score, u.depth, key], |r| {
+                        r.get(0)
+                    })?;
+                Known {
+                    oid,
+                    fetched: false,
+                    relevance: u.score,
+                }
+            }
         })
     }
 }
@@ -63,15 +107,7 @@ pub(super) fn enqueue(
             }
         }
         None => {
-            let (oid, status, relevance): (i64, DocStatus, f64) = st.insert.query_row(
-                params![u.url, sid, crawled, u.score, u.depth, rnd(&u.url)],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )?;
-            let k = Known {
-                oid,
-                fetched: status == DocStatus::Fetched,
-                relevance,
-            };
+            let k = st.upsert(u, sid, crawled)?;
             caches.remember(&u.url, k);
             k
         }
@@ -104,11 +140,6 @@ pub(super) fn work_row(r: &rusqlite::Row<'_>, revisit: bool) -> rusqlite::Result
         tries: r.get(4)?,
         revisit,
     })
-}
-
-/// A pseudo-random tie-breaker from the URL (stable, spreads hosts apart).
-fn rnd(url: &str) -> i64 {
-    (fnv64(url) >> 1) as i64
 }
 
 impl Store {

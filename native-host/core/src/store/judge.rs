@@ -65,8 +65,8 @@ pub fn fetched_text_of(conn: &rusqlite::Connection, url: &str) -> Result<Option<
     use rusqlite::OptionalExtension;
     let blob: Option<Vec<u8>> = conn
         .query_row(
-            "SELECT text FROM doc WHERE url = ?1 AND status = ?2 AND text IS NOT NULL",
-            params![url, DocStatus::Fetched],
+            "SELECT text FROM doc WHERE rnd = ?3 AND url = ?1 AND status = ?2 AND text IS NOT NULL",
+            params![url, DocStatus::Fetched, super::url_key::url_key(url)],
             |r| r.get(0),
         )
         .optional()?;

@@ -120,8 +120,8 @@ impl Store {
         Ok(self.conn.execute(
             "UPDATE doc SET relevance = max(relevance, ?2) WHERE status = 0 AND oid IN (
                SELECT l.oid_dst FROM link l
-               WHERE l.oid_src = (SELECT oid FROM doc WHERE url = ?1 AND status = 2))",
-            params![url, score],
+               WHERE l.oid_src = (SELECT oid FROM doc WHERE rnd = ?3 AND url = ?1 AND status = 2))",
+            params![url, score, super::url_key::url_key(url)],
         )?)
     }
 }

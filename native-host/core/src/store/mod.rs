@@ -21,6 +21,7 @@ mod record;
 mod search;
 mod seen;
 mod shared;
+mod url_key;
 
 use seen::Caches;
 
@@ -135,15 +136,16 @@ impl rusqlite::types::FromSql for DocStatus {
 }
 
 /// Version 2 added the search index (`page_fts`) and `doc.first_fetched_at`/`changed_at`;
-/// a version 1 database is upgraded when opened for writing.
-const SCHEMA_VERSION: i64 = 2;
+/// version 3 finds URLs by their key (`doc.rnd`, indexed: [`url_key`]) instead of a UNIQUE
+/// index on `doc.url`. An older database is upgraded when opened for writing.
+const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS server(
   sid INTEGER PRIMARY KEY, host TEXT UNIQUE NOT NULL, crawled INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS doc(
-  oid INTEGER PRIMARY KEY, url TEXT UNIQUE NOT NULL, sid INTEGER NOT NULL REFERENCES server(sid),
+  oid INTEGER PRIMARY KEY, url TEXT NOT NULL, sid INTEGER NOT NULL REFERENCES server(sid),
   num_tries INTEGER NOT NULL DEFAULT 0, priority INTEGER NOT NULL DEFAULT 0,
   relevance REAL NOT NULL DEFAULT 0, cid INTEGER, status INTEGER NOT NULL DEFAULT 0,
   http_status INTEGER, depth INTEGER NOT NULL DEFAULT 0, fetched_at REAL, fetch_seq INTEGER,
@@ -381,6 +383,7 @@ impl Store {
             conn.execute_batch("ALTER TABLE link ADD COLUMN weight REAL NOT NULL DEFAULT 1")?;
         }
         news::migrate(&conn)?;
+        url_key::migrate(&mut conn)?;
         if !search::has_index(&conn)? {
             search::build_index(&mut conn, |done, total| {
                 if total > 0 {
@@ -423,7 +426,8 @@ impl Store {
         let current = search::has_index(&ro)?
             && ro
                 .prepare("SELECT first_fetched_at FROM doc LIMIT 0")
-                .is_ok();
+                .is_ok()
+            && url_key::is_current(&ro)?;
         drop(ro);
         if current {
             return Ok(false);

@@ -433,9 +433,11 @@ impl<C: Borrow<Connection>> Reader for SqliteReader<C> {
     fn fate_of(&self, url: &str) -> Result<Option<(DocStatus, Option<String>)>> {
         let row: Option<(i64, Option<String>)> = self
             .conn()
-            .query_row("SELECT status, error FROM doc WHERE url = ?1", [url], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .query_row(
+                "SELECT status, error FROM doc WHERE rnd = ?2 AND url = ?1",
+                rusqlite::params![url, super::url_key::url_key(url)],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .optional()?;
         Ok(row.and_then(|(s, e)| Some((DocStatus::from_code(s)?, e))))
     }

@@ -3,6 +3,7 @@
 
 use super::frontier::{enqueue, Enqueue};
 use super::seen::{Caches, Known};
+use super::url_key::url_key;
 use super::{
     features_from_blob, now, search, ApprenticeEvidence, DocStatus, FetchedPage, NewUrl, Outcome,
     Recorded, Result, Store,
@@ -211,9 +212,10 @@ fn mark_redirect_target(
     };
     enqueue(tx, st, caches, &alias, None, instances)?;
     tx.prepare_cached(
-        "UPDATE doc SET status = ?2, error = 'redirect-target' WHERE url = ?1 AND status = 0",
+        "UPDATE doc SET status = ?2, error = 'redirect-target'
+         WHERE rnd = ?3 AND url = ?1 AND status = 0",
     )?
-    .execute(params![alias.url, DocStatus::Excluded])?;
+    .execute(params![alias.url, DocStatus::Excluded, url_key(&alias.url)])?;
     Ok(())
 }
 
