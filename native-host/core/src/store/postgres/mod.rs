@@ -86,6 +86,8 @@ pub struct PgStore {
     job: std::sync::Mutex<Option<Conn>>,
     /// The worker this door last checked out for (its recorded pages count as that worker's).
     leased_as: Option<String>,
+    /// The crawl's least time between two requests to one host (hosts offered wait it out).
+    politeness: Duration,
 }
 
 /// A worker name unique to this door: host, process and a random part.
@@ -144,6 +146,7 @@ impl PgStore {
                 name: worker_name(),
                 job: std::sync::Mutex::default(),
                 leased_as: None,
+                politeness: Duration::ZERO,
             })
         })
     }
@@ -155,6 +158,7 @@ impl PgStore {
             name: self.name.clone(),
             job: std::sync::Mutex::default(),
             leased_as: self.leased_as.clone(),
+            politeness: self.politeness,
         }
     }
 
@@ -289,7 +293,8 @@ impl CrawlDb for PgStore {
     }
     fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
         let who = self.who(worker).to_owned();
-        let work = self.with(|c| lease::checkout(c, &who, n, lease))?;
+        let gap = self.politeness;
+        let work = self.with(|c| lease::checkout(c, &who, n, (lease, gap)))?;
         self.leased_as = Some(who);
         Ok(work)
     }
@@ -376,6 +381,9 @@ impl CrawlDb for PgStore {
     }
     fn shared(&mut self) -> Option<&mut dyn crate::store::SharedDb> {
         Some(self)
+    }
+    fn set_politeness(&mut self, gap: Duration) {
+        self.politeness = gap;
     }
 }
 
