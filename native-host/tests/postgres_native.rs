@@ -120,6 +120,31 @@ fn the_host_crawls_a_shared_crawl_and_shows_every_workers_pages() {
     let r = h.request(json!({"id": 11, "type": "hubs", "top": 5}));
     assert_eq!(r["result"]["hubs"].as_array().unwrap().len(), 5, "{r}");
 
+    // Reads reuse the host's pooled connections: 24 requests open at most a few sessions
+    // (each look at the count opens one itself).
+    let sessions = || {
+        testing::number(
+            db.url(),
+            "SELECT sessions FROM pg_stat_database WHERE datname = current_database()",
+        )
+    };
+    let before = sessions();
+    for i in 0..6 {
+        for ask in [
+            json!({"type": "status"}),
+            json!({"type": "hubs", "top": 5}),
+            json!({"type": "recent_pages", "limit": 20}),
+            json!({"type": "search", "query": "star", "limit": 5}),
+        ] {
+            let mut ask = ask;
+            ask["id"] = json!(100 + i);
+            let r = h.request(ask);
+            assert_eq!(r["ok"], true, "{r}");
+        }
+    }
+    let opened = sessions() - before - 1;
+    assert!(opened <= 2, "24 host reads opened {opened} sessions");
+
     // A mark reads the page's text from the server.
     let url = r["result"]["hubs"][0]["url"].as_str().unwrap().to_owned();
     let r = h.request(json!({"id": 12, "type": "mark_not_relevant", "url": url}));

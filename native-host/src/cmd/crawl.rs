@@ -194,7 +194,9 @@ pub(crate) fn run(a: Args) -> Result<()> {
         let mut config = config_of(&a, &model, apprentice, proxy, delay);
         let mut store = store;
         // On a database server the crawl is shared: its job settings are stored for workers.
-        forager::crawl::shared::join(locator.clone(), &mut store, &mut config, Some(&job_of(&a)))?;
+        let settings = job_of(&a, &config);
+        let asked = forager::crawl::shared::Asked::default();
+        forager::crawl::shared::join(locator.clone(), &mut store, &mut config, Some(&settings), &asked)?;
         let bar = progress_bar(a.pages);
         let json = a.json;
         // One run; on a shared database, rounds while other workers hold the work.
@@ -452,8 +454,9 @@ fn apprentice_of(
     Ok((Some(config), reuse))
 }
 
-/// The settings of a shared crawl's periodic job, from the options.
-fn job_of(a: &Args) -> forager::crawl::shared::JobSettings {
+/// The settings of a shared crawl (its periodic job's, and how every worker crawls), from
+/// the options.
+fn job_of(a: &Args, config: &forager::crawl::CrawlConfig) -> forager::crawl::shared::JobSettings {
     let apprentice = a.apprentice || a.apprentice_from.is_some();
     forager::crawl::shared::JobSettings {
         distill_every: a.distill_every.or(a.hub_feedback.map(|_| 500)),
@@ -463,6 +466,7 @@ fn job_of(a: &Args) -> forager::crawl::shared::JobSettings {
             retrain_every: a.retrain_every.max(1),
             d_max: a.d_max,
         }),
+        crawl: Some(forager::crawl::shared::CrawlWide::of(config, a.uncapped)),
     }
 }
 

@@ -36,9 +36,14 @@ pub(crate) struct Args {
     /// HTTP proxy for every fetch (a mini-web's `serve-web`, say).
     #[arg(long)]
     proxy: Option<String>,
-    /// Most pages this worker fetches from one host (a trap guard; `forager crawl`'s own).
-    #[arg(long, default_value_t = 5_000)]
-    max_pages_per_host: u64,
+    /// Most pages fetched from one host (a trap guard): the crawl's own, as `forager crawl`
+    /// started it; a different number is refused.
+    #[arg(long)]
+    max_pages_per_host: Option<u64>,
+    /// Count every word of a page as evidence: the crawl's own, as `forager crawl --uncapped`
+    /// started it (every worker follows the crawl; given to a capped crawl, refused).
+    #[arg(long)]
+    uncapped: bool,
     /// Fetch hosts on private and loopback addresses too.
     #[arg(long)]
     allow_private: bool,
@@ -84,7 +89,7 @@ pub(crate) fn run(a: Args) -> Result<()> {
         concurrency: a.concurrency.clamp(1, 1024),
         delay: Duration::from_secs_f64(a.delay.min(3600.0)),
         worker: name.clone(),
-        max_pages_per_host: a.max_pages_per_host,
+        max_pages_per_host: a.max_pages_per_host.unwrap_or(5_000),
         fetch: FetchConfig {
             proxy: a.proxy.clone(),
             reach: forager::address::Reach {
@@ -97,21 +102,36 @@ pub(crate) fn run(a: Args) -> Result<()> {
         ..Default::default()
     };
     // The crawl's model, apprentice and distiller are followed in its database.
-    forager::crawl::shared::join(super::locator(&a.db), &mut store, &mut config, None)?;
-    eprintln!("worker {name} joins {}", super::locator(&a.db));
-    join(store, &model, config, &name, &a.db)
+    // The crawl's model, apprentice and distiller are followed in its database, and it is
+    // crawled as it was started (its mode, page cap per host, classifier).
+    let asked = forager::crawl::shared::Asked {
+        uncapped: a.uncapped,
+        max_pages_per_host: a.max_pages_per_host,
+    };
+    let settings =
+        forager::crawl::shared::join(super::locator(&a.db), &mut store, &mut config, None, &asked)?;
+    let uncapped = settings.crawl.as_ref().is_some_and(|w| w.uncapped);
+    eprintln!(
+        "worker {name} joins {} ({} focus{})",
+        super::locator(&a.db),
+        config.mode.name(),
+        if uncapped { ", every word counted" } else { "" }
+    );
+    join(store, &model, config, &name, &a.db, uncapped)
 }
 
-/// Crawls until stopped or out of work ([`rounds`]), then says why.
+/// Crawls until stopped or out of work ([`rounds`]), then says why; its classifier counts
+/// every word when the crawl's does (`uncapped`).
 fn join(
     store: Box<dyn forager::store::CrawlDb>,
     model: &Model,
     config: CrawlConfig,
     name: &str,
     db: &std::path::Path,
+    uncapped: bool,
 ) -> Result<()> {
     let locator = super::locator(db);
-    let classifier = model.clone().classifier();
+    let classifier = forager::crawl::shared::judge_of(&mut model.clone(), uncapped).classifier;
     runtime()?.block_on(async move {
         let (reason, p) = rounds(store, &locator, classifier, config, |_| {}).await?;
         eprintln!(

@@ -29,8 +29,8 @@ pub const JOB_EVERY: Duration = Duration::from_secs(10);
 pub fn reload_grace(poll: Duration) -> Duration {
     poll * 3 + Duration::from_secs(2)
 }
-/// Most held-out predictions the critic weighs when the job trains the apprentice.
-const TRUST_WINDOW: usize = 20_000;
+mod learn;
+pub use learn::{learn, remember, trained_with_trust, Trained, TRUST_WINDOW};
 
 /// The periodic job's settings: the crawl's own, stored in its database (job value
 /// `settings`, JSON) by the crawl that started it, read by whichever worker runs the job.
@@ -43,6 +43,87 @@ pub struct JobSettings {
     pub hub_feedback: Option<usize>,
     /// Train and publish the apprentice (its links' features are recorded by every worker).
     pub apprentice: Option<SharedApprentice>,
+    /// How every worker crawls, as the crawl was started (`None`: a crawl started by an
+    /// earlier build, whose workers crawl as their own options say).
+    #[serde(default)]
+    pub crawl: Option<CrawlWide>,
+}
+
+/// What every worker of a shared crawl does the same way: set by the `forager crawl` that
+/// starts it, followed by every `forager worker` that joins it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CrawlWide {
+    /// The link policy, by name (`--mode`).
+    pub mode: String,
+    /// The classifier counts every word of a page (`--uncapped`).
+    pub uncapped: bool,
+    /// Most pages fetched from one host.
+    pub max_pages_per_host: u64,
+    /// The share of a page's relevance the links in its navigation boilerplate inherit.
+    pub template_weight: f64,
+}
+
+impl CrawlWide {
+    /// The crawl-wide part of `config`, its classifier uncapped or not.
+    pub fn of(config: &CrawlConfig, uncapped: bool) -> Self {
+        CrawlWide {
+            mode: config.mode.name().to_owned(),
+            uncapped,
+            max_pages_per_host: config.max_pages_per_host,
+            template_weight: config.template_weight,
+        }
+    }
+}
+
+/// What a worker's own command line says about what the crawl decides (`None`, `false`: not
+/// given): a worker crawls the crawl as it was started, and a contradicting option is refused.
+#[derive(Clone, Debug, Default)]
+pub struct Asked {
+    /// `--uncapped`.
+    pub uncapped: bool,
+    /// `--max-pages-per-host`.
+    pub max_pages_per_host: Option<u64>,
+}
+
+/// Why joining a shared crawl failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JoinError {
+    /// The crawl database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The options contradict how the crawl was started, or ask what a shared crawl lacks.
+    #[error("{0}")]
+    Options(String),
+}
+
+/// Whether `asked` agrees with how the crawl was started (`wide`), in words when it does not.
+pub fn agree(wide: &CrawlWide, asked: &Asked) -> Result<(), String> {
+    let mut clash = Vec::new();
+    if asked.uncapped && !wide.uncapped {
+        clash.push(
+            "--uncapped: the crawl counts at most 10 occurrences of a word per page \
+             (it was started without --uncapped)"
+                .to_owned(),
+        );
+    }
+    if let Some(n) = asked
+        .max_pages_per_host
+        .filter(|n| *n != wide.max_pages_per_host)
+    {
+        clash.push(format!(
+            "--max-pages-per-host {n}: the crawl takes at most {} pages from a host",
+            wide.max_pages_per_host
+        ));
+    }
+    if clash.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "this worker's options contradict how the crawl was started, and every worker crawls \
+         it the same way: {}. Leave them out (the crawl's own apply), or start a new crawl \
+         with forager crawl",
+        clash.join("; ")
+    ))
 }
 
 /// The shared apprentice's schedule.
@@ -66,6 +147,9 @@ pub struct SharedCrawl {
     pub poll: Duration,
     /// Least time between two runs of the periodic job.
     pub job_every: Duration,
+    /// The crawl's classifier counts every word of a page (`--uncapped`): so does every
+    /// judge the follower builds.
+    pub uncapped: bool,
 }
 
 impl std::fmt::Debug for SharedCrawl {
@@ -75,6 +159,7 @@ impl std::fmt::Debug for SharedCrawl {
             .field("locator", &self.locator.to_string())
             .field("poll", &self.poll)
             .field("job_every", &self.job_every)
+            .field("uncapped", &self.uncapped)
             .finish()
     }
 }
@@ -88,24 +173,40 @@ fn side(door: &mut impl CrawlDb) -> Result<&mut dyn SharedDb, StoreError> {
 }
 
 /// Makes `config` a worker of the crawl at `locator`, when its back-end is shared by workers
-/// (a SQLite crawl is left as it is): `start` (the crawl that starts it) stores the job's
-/// settings first; the distiller and the apprentice's training move from this worker's loop
-/// to the shared job, and the worker records its links' features when the crawl has an
-/// apprentice. Returns the crawl's job settings.
+/// (a SQLite crawl is left as it is): `start` (the crawl that starts it) stores the crawl's
+/// settings first, and a worker that joins (`start` is `None`) takes the crawl-wide ones
+/// ([`CrawlWide`]: the mode, the page cap per host, the template weight), refusing options
+/// `asked` that contradict them; the distiller and the apprentice's training move from this
+/// worker's loop to the shared job, and the worker records its links' features when the crawl
+/// has an apprentice. Returns the crawl's settings.
 pub fn join(
     locator: Locator,
     store: &mut impl CrawlDb,
     config: &mut CrawlConfig,
     start: Option<&JobSettings>,
-) -> Result<JobSettings, StoreError> {
+    asked: &Asked,
+) -> Result<JobSettings, JoinError> {
     let Some(db) = store.shared() else {
         return Ok(start.cloned().unwrap_or_default());
     };
     if let Some(s) = start {
+        if config.open_world.is_some() {
+            return Err(JoinError::Options(
+                "--open-world learns the background inside one process: a crawl shared by \
+                 workers cannot use it yet (crawl into a SQLite file to use it)"
+                    .into(),
+            ));
+        }
         let json = serde_json::to_string(s).unwrap_or_default();
         db.set_job_value("settings", &json)?;
     }
     let settings = settings_of(db)?;
+    if let (None, Some(wide)) = (start, &settings.crawl) {
+        agree(wide, asked).map_err(JoinError::Options)?;
+        config.mode = wide.mode.parse().map_err(JoinError::Options)?;
+        config.max_pages_per_host = wide.max_pages_per_host;
+        config.template_weight = wide.template_weight;
+    }
     if config.worker == store::LOCAL_WORKER {
         // Named as its door: the follower acts for the same worker (its dry hosts, its runs).
         config.worker = db.door_name();
@@ -114,6 +215,7 @@ pub fn join(
         locator,
         poll: POLL,
         job_every: JOB_EVERY,
+        uncapped: settings.crawl.as_ref().is_some_and(|w| w.uncapped),
     });
     config.distill_every = None;
     config.hub_feedback = None;
@@ -128,6 +230,15 @@ pub fn join(
         guide: crate::crawl::policy::critic::Guide::Always,
     });
     Ok(settings)
+}
+
+/// The judge of `model`, its classifier counting every word when `uncapped`.
+pub fn judge_of(model: &mut forager_classifier::Model, uncapped: bool) -> Judge {
+    let mut judge = Judge::of(model);
+    if uncapped {
+        judge.classifier = model.uncapped_classifier();
+    }
+    judge
 }
 
 /// The crawl's job settings as stored (none stored: no distiller, no apprentice).
@@ -236,7 +347,7 @@ impl Follower {
         let db = side(door)?;
         if let Some(v) = db.model_since(self.model)? {
             let mut model = model_of(&v.value)?;
-            news.judge = Some(Judge::of(&mut model));
+            news.judge = Some(judge_of(&mut model, self.config.uncapped));
             tracing::info!("worker {}: model version {} loaded", self.worker, v.version);
             self.model = v.version;
         }
@@ -306,7 +417,8 @@ fn job(door: &mut impl CrawlDb, mode: Mode, grace: Duration) -> Result<String, S
     let fetched = u64::try_from(door.fetched()?).unwrap_or(0);
     let mut did = Vec::new();
     let guided = settings.apprentice.is_some() && number(side(door)?, "trained_at")?.is_some();
-    did.extend(rejudge(door, mode, !guided, grace)?);
+    let uncapped = settings.crawl.as_ref().is_some_and(|w| w.uncapped);
+    did.extend(rejudge(door, mode, (!guided, uncapped), grace)?);
     if let Some(a) = settings.apprentice {
         did.extend(train(door, mode, fetched, a)?);
     }
@@ -326,7 +438,7 @@ fn job(door: &mut impl CrawlDb, mode: Mode, grace: Duration) -> Result<String, S
 fn rejudge(
     door: &mut impl CrawlDb,
     mode: Mode,
-    frontier: bool,
+    (frontier, uncapped): (bool, bool),
     grace: Duration,
 ) -> Result<Option<String>, StoreError> {
     let db = side(door)?;
@@ -347,7 +459,7 @@ fn rejudge(
         Some((_, at)) if now - at >= grace.as_secs_f64() => true,
         Some(_) => return Ok(None),
     };
-    let judge = Judge::of(&mut model_of(&v.value)?);
+    let judge = judge_of(&mut model_of(&v.value)?, uncapped);
     let (pages, rescored) = rescore::rejudge(door, &judge, mode, frontier)?;
     let db = side(door)?;
     if last {
@@ -366,9 +478,20 @@ fn rejudge(
     )))
 }
 
-/// The apprentice trained on every worker's link evidence, published with its trust (its
-/// skill on instances before it learned them), and the frontier re-scored with it: after the
-/// warm-up, then every `retrain_every` pages.
+/// Which judging of the stored pages their relevance comes from: it changes whenever the job
+/// re-judges them (the apprentice's labels change with it).
+fn labels(db: &dyn SharedDb) -> Result<String, StoreError> {
+    Ok(format!(
+        "{}|{}",
+        db.job_value("judged")?.unwrap_or_default(),
+        db.job_value("judging")?.unwrap_or_default()
+    ))
+}
+
+/// The apprentice trained on every worker's link evidence (what appeared since the last
+/// training added to it: [`learn`]), published with its trust (its skill on instances before
+/// it learned them), and the frontier re-scored with it: after the warm-up, then every
+/// `retrain_every` pages.
 fn train(
     door: &mut impl CrawlDb,
     mode: Mode,
@@ -383,13 +506,15 @@ fn train(
     if !due {
         return Ok(None);
     }
-    let evidence = door.apprentice_evidence()?;
-    let n = evidence.len();
-    let ap = trained_with_trust(evidence);
+    let labels = labels(side(door)?)?;
+    let t = learn(side(door)?, &labels)?;
+    let ap = t.apprentice.clone();
     if !ap.is_trained() {
         return Ok(None);
     }
     let version = side(door)?.publish_apprentice(&ap)?;
+    let (n, how) = (t.read, if t.incremental { "new" } else { "(all)" });
+    remember(side(door)?, t, version)?;
     let rescored = if matches!(mode, Mode::Soft | Mode::Hard) {
         rescore::by_apprentice(door, |f, base| ap.blend(f, base))?
     } else {
@@ -397,28 +522,10 @@ fn train(
     };
     side(door)?.set_job_value("trained_at", &fetched.to_string())?;
     Ok(Some(format!(
-        "apprentice version {version} trained on {n} instances (trust {:.2}), re-scored {rescored} frontier URLs",
+        "apprentice version {version} learned {n} {how} instances, {} in all (trust {:.2}), re-scored {rescored} frontier URLs",
+        ap.instances().iter().sum::<u64>(),
         ap.trust()
     )))
-}
-
-/// An apprentice trained on `evidence`, its trust the skill of its predictions of the last
-/// instances before it learned each (the critic, as the crawl loop measures it).
-pub fn trained_with_trust(evidence: Vec<store::ApprenticeEvidence>) -> Apprentice {
-    let mut ap = Apprentice::new();
-    let start = evidence.len().saturating_sub(TRUST_WINDOW);
-    let mut heldout = Vec::new();
-    for (i, (f, r)) in evidence.into_iter().enumerate() {
-        let high = policy::high(r);
-        if i >= start && ap.is_trained() {
-            heldout.push((ap.p_high(&f), high));
-        }
-        ap.add(&f, high);
-    }
-    if let Some(skill) = forager_classifier::apprentice::skill(heldout) {
-        ap.set_trust(skill);
-    }
-    ap
 }
 
 /// The distiller on the crawl graph every `every` pages, its hubs fed back when asked.

@@ -4,7 +4,7 @@
 //! the periodic job's runs, one worker at a time; and the job's own values (its settings, how
 //! far it got). A back-end one process owns (SQLite) has no other worker and offers none of it.
 
-use super::Result;
+use super::{ApprenticeEvidence, Result};
 use forager_classifier::apprentice::Apprentice;
 
 /// Something stored with its version (a number that changes whenever it does).
@@ -50,6 +50,16 @@ pub trait SharedDb: Send {
     fn end_job(&mut self, run: i64, did: &str) -> Result<()>;
     /// The job's runs, oldest first.
     fn job_runs(&self) -> Result<Vec<JobRun>>;
+    /// The apprentice's evidence (as [`super::Reader::apprentice_evidence`]) that appeared
+    /// since the read that returned the mark `since` — links recorded since into fetched
+    /// pages, and links into pages fetched since — or all of it for `None`; and this read's
+    /// mark. Workers committing in any order, nothing is read twice or missed.
+    fn evidence_since(&self, since: Option<&str>) -> Result<(Vec<ApprenticeEvidence>, String)>;
+    /// The job's own state under `key` on this database (what it learned so far); never
+    /// copied with the crawl, whose marks name this database's transactions.
+    fn job_state(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// Stores the job's own state under `key`.
+    fn set_job_state(&mut self, key: &str, value: &[u8]) -> Result<()>;
     /// A worker name unique to this door (host, process, a random part).
     fn door_name(&self) -> String;
     /// Gives back the hosts `worker` holds that have run dry (no URL in the frontier or in

@@ -203,7 +203,8 @@ impl Tables for PgStore {
                 "SELECT setval(pg_get_serial_sequence('doc', 'oid'), coalesce(max(oid), 0) + 1, false) FROM doc;
                  SELECT setval(pg_get_serial_sequence('server', 'sid'), coalesce(max(sid), 0) + 1, false) FROM server;
                  SELECT setval('fetch_seq', coalesce(max(fetch_seq), 0) + 1, false) FROM doc;
-                 DELETE FROM meta WHERE key = 'search_index';",
+                 DELETE FROM meta WHERE key = 'search_index';
+                 DELETE FROM job_state;",
             )?;
             Ok(())
         })

@@ -78,6 +78,19 @@ pub(super) fn retryable(e: &StoreError) -> bool {
     matches!(code, Some("40P01" | "40001"))
 }
 
+/// Whether the connection to the server was lost (closed by the server or the network, or
+/// an I/O error on it), rather than the server refusing a statement.
+pub(super) fn lost_connection(e: &StoreError) -> bool {
+    let StoreError::Backend(b) = e else {
+        return false;
+    };
+    let Some(PgError(pg)) = b.downcast_ref::<PgError>() else {
+        return false;
+    };
+    let io = std::error::Error::source(pg).is_some_and(|c| c.is::<std::io::Error>());
+    pg.as_db_error().is_none() && (pg.is_closed() || io)
+}
+
 /// Times a transaction the server aborted as [`retryable`] is run again.
 pub(super) const RETRIES: u32 = 8;
 

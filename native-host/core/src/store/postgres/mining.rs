@@ -211,6 +211,56 @@ pub(super) fn apprentice_evidence(c: &mut Conn) -> Result<Vec<ApprenticeEvidence
         .collect())
 }
 
+/// Links recorded since the snapshot `$1` (its xmin `$2`) into pages fetched now, and links
+/// recorded before it into pages fetched since (`link.xid`, `doc.fetched_xid`: migration V6).
+const EVIDENCE_SINCE: &str = "
+    SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
+    WHERE d.status = 2 AND l.features IS NOT NULL AND l.xid >= $2
+      AND NOT pg_visible_in_snapshot(l.xid::text::xid8, $1::text::pg_snapshot)
+    UNION ALL
+    SELECT l.features, d.relevance FROM doc d JOIN link l ON l.oid_dst = d.oid
+    WHERE d.status = 2 AND l.features IS NOT NULL AND d.fetched_xid >= $2
+      AND NOT pg_visible_in_snapshot(d.fetched_xid::text::xid8, $1::text::pg_snapshot)
+      AND (l.xid IS NULL OR l.xid < $2
+           OR pg_visible_in_snapshot(l.xid::text::xid8, $1::text::pg_snapshot))";
+
+/// The evidence that appeared since the snapshot `since` (all of it for `None`), read in one
+/// snapshot, and that snapshot (the next read's mark).
+pub(super) fn evidence_since(
+    c: &mut Conn,
+    since: Option<&str>,
+) -> Result<(Vec<ApprenticeEvidence>, String)> {
+    let mut tx = (c.build_transaction())
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?;
+    let mark: String = tx
+        .query_one("SELECT pg_current_snapshot()::text", &[])?
+        .get(0);
+    let rows = match since {
+        None => tx.query(
+            &format!(
+                "SELECT l.features, d.relevance FROM {INTO_FETCHED} AND l.features IS NOT NULL"
+            ),
+            &[],
+        )?,
+        Some(prev) => {
+            let xmin: i64 = tx
+                .query_one(
+                    "SELECT pg_snapshot_xmin($1::text::pg_snapshot)::text::int8",
+                    &[&prev],
+                )?
+                .get(0);
+            tx.query(EVIDENCE_SINCE, &[&prev, &xmin])?
+        }
+    };
+    tx.commit()?;
+    let evidence = (rows.iter())
+        .map(|r| (features_from_blob(r.get(0)), r.get(1)))
+        .collect();
+    Ok((evidence, mark))
+}
+
 /// The crawl graph for the distiller: links into fetched pages, and R of every fetched page.
 pub(super) fn graph(c: &mut Conn) -> Result<(Vec<Edge>, HashMap<i64, f64>)> {
     let rel = c

@@ -3,7 +3,7 @@
 //! `hub`, `auth`, ...), so the census and the paper's SQL read the same columns.
 //!
 //! The client is the blocking `postgres` crate (tokio-postgres under a private runtime per
-//! connection) with an `r2d2` pool: the door is synchronous and the crawl calls it on tokio's
+//! connection) with an `r2d2` pool, one per server and process ([`pool`]): the door is synchronous and the crawl calls it on tokio's
 //! blocking pool, where a blocking client needs no runtime handed in. A call made on a runtime
 //! thread itself is moved off it ([`off_runtime`]). The schema is versioned by `refinery`
 //! (numbered SQL files in `migrations/`, checksummed), run under an advisory lock so that
@@ -16,12 +16,14 @@ mod error;
 mod frontier;
 mod lease;
 mod mining;
+mod pool;
 mod read;
 mod record;
 mod search;
 mod shared;
 pub mod testing;
 
+pub use pool::{OPEN_WAIT, POOL_SIZE};
 pub use search::MAX_INDEXED_BYTES;
 
 use super::{
@@ -30,9 +32,10 @@ use super::{
 };
 use crate::distiller::{Edge, Scores};
 use crate::store::LOCAL_WORKER;
-use r2d2_postgres::{postgres, r2d2, PostgresConnectionManager};
+use pool::Conn;
+use r2d2_postgres::postgres;
 use std::collections::HashMap;
-use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The schema's versions, embedded from `migrations/` (`V<n>__<name>.sql`).
@@ -41,14 +44,8 @@ mod embedded {
     refinery::embed_migrations!("src/store/postgres/migrations");
 }
 
-/// A pooled connection to the crawl's server.
-type Conn = r2d2::PooledConnection<PostgresConnectionManager<postgres::NoTls>>;
-
 /// The advisory lock key under which a worker migrates the schema (any fixed number: "fora").
 const MIGRATION_LOCK: i64 = 0x666f_7261;
-
-/// Connections a store keeps at most.
-const POOL_SIZE: u32 = 4;
 
 /// Runs blocking database work where blocking is allowed: as is on a plain thread or tokio's
 /// blocking pool, through `block_in_place` on a multi-threaded runtime's worker, and on a
@@ -75,10 +72,19 @@ struct ConnectError {
     why: error::PgError,
 }
 
+/// The connection to the server was lost during a call.
+#[derive(Debug, thiserror::Error)]
+#[error("lost the connection to the server {server} ({why}); is it running and reachable?")]
+struct Lost {
+    server: String,
+    why: String,
+}
+
 /// A crawl database on a PostgreSQL server.
 pub struct PgStore {
-    /// The pool (taken only when the store is dropped).
-    pool: Option<Pool>,
+    /// The server's pool, shared by every door on it in this process (taken only when the
+    /// store is dropped).
+    pool: Option<Arc<pool::Pool>>,
     /// This door's worker name: the crawl's one-process name ([`LOCAL_WORKER`]) means this
     /// door, so that crawls in many processes hold their own leases.
     name: String,
@@ -97,9 +103,6 @@ fn worker_name() -> String {
     format!("{}-{}-{}", host.trim(), std::process::id(), &id[..8])
 }
 
-/// The pool of connections to the crawl's server.
-type Pool = r2d2::Pool<PostgresConnectionManager<postgres::NoTls>>;
-
 impl Drop for PgStore {
     /// Closing a connection blocks on its runtime: done off the async runtime too.
     fn drop(&mut self) {
@@ -117,38 +120,22 @@ impl Drop for PgStore {
 }
 
 impl PgStore {
-    /// Connects to the server at `url` (`postgres://user:password@host:port/database`) and
-    /// brings its schema to this build's version.
+    /// Opens a door on the server at `url` (`postgres://user:password@host:port/database`):
+    /// through the server's pool when this process has it open, else after connecting and
+    /// bringing its schema to this build's version.
     pub fn open(url: &str) -> Result<PgStore> {
-        let mut config = postgres::Config::from_str(url)?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        config.application_name("forager");
-        let shown = super::Locator::Postgres(url.to_owned()).to_string();
-        off_runtime(|| {
-            let mut client = (config.connect(postgres::NoTls)).map_err(|source| {
-                StoreError::Backend(Box::new(ConnectError {
-                    server: shown,
-                    why: source.into(),
-                }))
-            })?;
-            migrate(&mut client)?;
-            drop(client);
-            let pool = r2d2::Pool::builder()
-                .max_size(POOL_SIZE)
-                .min_idle(Some(0))
-                .test_on_check_out(false)
-                .connection_timeout(Duration::from_secs(30))
-                .build(PostgresConnectionManager::new(config, postgres::NoTls))?;
-            Ok(PgStore {
-                pool: Some(pool),
-                name: worker_name(),
-                job: std::sync::Mutex::default(),
-                leased_as: None,
-                politeness: Duration::ZERO,
-            })
+        Ok(PgStore {
+            pool: Some(pool::pool_of(url)?),
+            name: worker_name(),
+            job: std::sync::Mutex::default(),
+            leased_as: None,
+            politeness: Duration::ZERO,
         })
+    }
+
+    /// Connections open to the server in this process, and how many of them are idle.
+    pub fn connections(&self) -> (u32, u32) {
+        self.pool.as_ref().map_or((0, 0), |p| p.state())
     }
 
     /// Another handle on the same pool (a reader beside the door).
@@ -182,14 +169,29 @@ impl PgStore {
             String::from("postgres"),
             "the store was closed",
         ))?;
-        Ok(pool.get()?)
+        pool.get()
     }
 
     /// Runs `f` on a pooled connection, off the async runtime. A transaction the server
     /// aborted to break a deadlock or a serialisation conflict between workers is run again
     /// after a short random pause, a few times ([`error::retry`]).
+    /// A lost connection is said so, naming the server.
     fn with<T: Send>(&self, mut f: impl FnMut(&mut Conn) -> Result<T> + Send) -> Result<T> {
-        off_runtime(|| error::retry(|| f(&mut self.conn()?)))
+        off_runtime(|| error::retry(|| f(&mut self.conn()?))).map_err(|e| self.lost(e))
+    }
+
+    /// `e`, said as the connection to the server lost when it was.
+    fn lost(&self, e: StoreError) -> StoreError {
+        match &self.pool {
+            Some(p) if error::lost_connection(&e) => StoreError::Backend(Box::new(Lost {
+                server: p.shown().to_owned(),
+                why: match &e {
+                    StoreError::Backend(b) => b.to_string(),
+                    other => other.to_string(),
+                },
+            })),
+            _ => e,
+        }
     }
 
     /// Writes a `meta` text value.

@@ -5,7 +5,9 @@
 //! with it), each run logged in `job_run`.
 
 use super::{off_runtime, rows, PgStore};
-use crate::store::{now, DocStatus, JobRun, Result, SharedDb, StoreError, Versioned};
+use crate::store::{
+    now, ApprenticeEvidence, DocStatus, JobRun, Result, SharedDb, StoreError, Versioned,
+};
 use forager_classifier::apprentice::Apprentice;
 use r2d2_postgres::postgres;
 
@@ -152,6 +154,28 @@ impl SharedDb for PgStore {
             // every worker's job for as long as the pool keeps it.
             c.execute("SELECT pg_advisory_unlock($1)", &[&JOB_LOCK])?;
             logged?;
+            Ok(())
+        })
+    }
+
+    fn evidence_since(&self, since: Option<&str>) -> Result<(Vec<ApprenticeEvidence>, String)> {
+        self.with(|c| super::mining::evidence_since(c, since))
+    }
+
+    fn job_state(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.with(|c| {
+            let row = c.query_opt("SELECT value FROM job_state WHERE key = $1", &[&key])?;
+            Ok(row.map(|r| r.get(0)))
+        })
+    }
+
+    fn set_job_state(&mut self, key: &str, value: &[u8]) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO job_state(key, value) VALUES($1, $2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                &[&key, &value],
+            )?;
             Ok(())
         })
     }
@@ -316,6 +340,71 @@ mod tests {
         assert_eq!(s.give_back_dry_hosts("w").unwrap(), 0);
         // Another worker takes the third host; the given-back one has no work to claim.
         assert_eq!(s.claim_hosts("v", 5, lease).unwrap(), free);
+    }
+
+    #[test]
+    fn evidence_since_a_read_counts_a_late_commit_once_and_nothing_twice() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let db = TestDb::create(&server, "evidence-since");
+        let mut s = PgStore::open(db.url()).unwrap();
+        s.set_job_state("apprentice", b"x").unwrap();
+        assert_eq!(
+            s.job_state("apprentice").unwrap().as_deref(),
+            Some(&b"x"[..])
+        );
+        let connect = || postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
+        let mut c = connect();
+        c.batch_execute(
+            "INSERT INTO server(host) VALUES('a.test');
+             INSERT INTO doc(url, sid, rnd) SELECT 'http://a.test/' || i, 1, i
+               FROM generate_series(1, 6) i",
+        )
+        .unwrap();
+        // Fetched as `record` marks a page: its first fetch time set (the trigger marks it).
+        let fetch = |c: &mut postgres::Client, oid: i64| {
+            let sql = "UPDATE doc SET status = 2, first_fetched_at = 1 WHERE oid = $1";
+            c.execute(sql, &[&oid]).unwrap();
+        };
+        fn link(c: &mut impl postgres::GenericClient, src: i64, dst: i64, f: u32) {
+            let sql = "INSERT INTO link(oid_src, oid_dst, sid_src, sid_dst, features)
+                       VALUES($1, $2, 1, 1, $3)";
+            c.execute(sql, &[&src, &dst, &f.to_le_bytes().to_vec()])
+                .unwrap();
+        }
+        for oid in [1, 2, 3] {
+            fetch(&mut c, oid);
+        }
+        link(&mut c, 1, 2, 1);
+        link(&mut c, 1, 4, 2); // into a page not fetched yet
+        let got = |since: Option<&str>| {
+            let (ev, mark) = s.evidence_since(since).unwrap();
+            let mut f: Vec<u32> = ev.iter().map(|(f, _)| f[0]).collect();
+            f.sort_unstable();
+            (f, mark)
+        };
+        let (all, m1) = got(None);
+        assert_eq!(all, [1]);
+        // A worker's transaction that writes before the next read and commits after it.
+        let mut late = connect();
+        let mut tx = late.transaction().unwrap();
+        link(&mut tx, 2, 3, 3);
+        // Committed meanwhile by others: page 4 fetched (the link into it becomes evidence)
+        // and a new link into a fetched page.
+        fetch(&mut c, 4);
+        link(&mut c, 3, 2, 4);
+        let (new, m2) = got(Some(&m1));
+        assert_eq!(new, [2, 4], "the late transaction is not committed yet");
+        tx.commit().unwrap();
+        let (new, m3) = got(Some(&m2));
+        assert_eq!(
+            new,
+            [3],
+            "committed after the read before: counted now, once"
+        );
+        assert_eq!(got(Some(&m3)).0, Vec::<u32>::new());
+        assert_eq!(got(None).0, [1, 2, 3, 4], "the reads add up to a full read");
     }
 
     #[test]
