@@ -2,6 +2,12 @@
 //! the server's own capacity (a bare concurrent fetch loop), then full soft-focus and
 //! unfocused crawls by the real binary as a separate process: pages/s, share of the server's
 //! capacity, peak RSS. Prints numbers; asserts only sanity.
+//!
+//! Each run crawls in a scratch folder of its own, so the first soft crawl is a user's first
+//! crawl of the topic (no `apprentice.forager` beside its database, whoever ran before); the
+//! second soft crawl, in the same folder, is the user's next one: it reuses what the first
+//! learned, and the apprentice guides it from its first page (re-scoring the frontier at each
+//! retrain), as in runs 2 and 3 of `../shared/peers/speed.sh`.
 
 mod common;
 use forager::miniweb::MiniWeb;
@@ -57,14 +63,16 @@ async fn server_capacity(proxy: &str, urls: &[String]) -> f64 {
     urls.len() as f64 / t.elapsed().as_secs_f64()
 }
 
+/// One crawl by the binary with its database in `scratch` (and any apprentice saved there
+/// by an earlier crawl of the same topics): (pages, seconds, peak RSS, idle tail).
 fn crawl(
-    dir: &Path,
+    scratch: &Path,
     model: &Path,
     proxy: &str,
     mode: &str,
     seeds: &[String],
 ) -> (u64, f64, String, f64) {
-    let db = std::env::temp_dir().join(format!("forager-bench-{mode}-{}.db", std::process::id()));
+    let db = scratch.join(format!("{mode}.db"));
     let clean = || {
         for ext in ["", "-wal", "-shm", ".lock"] {
             let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
@@ -91,7 +99,6 @@ fn crawl(
     for s in seeds {
         cmd.args(["--seed", s]);
     }
-    let _ = dir;
     let t = Instant::now();
     let out = cmd.output().unwrap();
     let secs = t.elapsed().as_secs_f64();
@@ -145,16 +152,26 @@ fn main() {
         urls.len()
     );
     println!("  server capacity (bare fetch loop, 32 conns): {cap:8.0} pages/s");
-    for mode in ["soft", "unfocused"] {
-        let (n, secs, rss, idle) = crawl(&dir, &model_path, &proxy, mode, &seeds);
+    let scratch = std::env::temp_dir().join(format!("forager-bench-crawl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    // (label, mode): the second soft crawl reuses the apprentice the first one saved.
+    let runs = [
+        ("soft", "soft"),
+        ("soft, apprentice reused", "soft"),
+        ("unfocused", "unfocused"),
+    ];
+    for (label, mode) in runs {
+        let (n, secs, rss, idle) = crawl(&scratch, &model_path, &proxy, mode, &seeds);
         let pps = n as f64 / secs;
         println!(
-            "  {mode:<9} crawl: {n:6} pages in {secs:5.2} s = {pps:7.0} pages/s ({:.2} of server capacity), \
+            "  {label:<23} crawl: {n:6} pages in {secs:5.2} s = {pps:7.0} pages/s ({:.2} of server capacity), \
              idle tail {idle:.1} s, peak RSS {rss}",
             pps / cap
         );
-        assert!(n > 1000, "{mode} crawl fetched only {n} pages");
+        assert!(n > 1000, "{label} crawl fetched only {n} pages");
     }
     rt.block_on(server.shutdown());
+    let _ = std::fs::remove_dir_all(&scratch);
     let _ = std::fs::remove_file(&model_path);
 }

@@ -124,6 +124,19 @@ pub fn relevance_feature(r: f64) -> u32 {
     fnv(FNV_BASIS, bucket)
 }
 
+/// ln(c + 1) for the small counts most features have, computed once (the same `ln` calls,
+/// so the same values as computing them each time).
+static LN_COUNT: std::sync::LazyLock<Vec<f64>> =
+    std::sync::LazyLock::new(|| (0..4096u32).map(|c| (f64::from(c) + 1.0).ln()).collect());
+
+/// ln(c + 1) of a feature count (Laplace smoothing).
+fn ln_count(c: u32) -> f64 {
+    match LN_COUNT.get(c as usize) {
+        Some(&l) => l,
+        None => (f64::from(c) + 1.0).ln(),
+    }
+}
+
 /// The two-bucket naive Bayes; Pr(high | features) is a link's priority.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Apprentice {
@@ -224,15 +237,19 @@ impl Apprentice {
         let mut score = [0.0f64; 2];
         let mut seen = 0usize;
         let mut evidence = [0.0f64; 2];
-        for (b, e) in evidence.iter_mut().enumerate() {
-            let denom = (self.totals[b] as f64 + v).ln();
-            for f in features {
-                // Features never seen in training carry no evidence; counting them would
-                // favour whichever bucket has fewer total occurrences.
-                if let Some(c) = self.counts.get(f) {
-                    *e += (f64::from(c[b]) + 1.0).ln() - denom;
-                    seen += usize::from(b == 0);
-                }
+        let denom = [
+            (self.totals[0] as f64 + v).ln(),
+            (self.totals[1] as f64 + v).ln(),
+        ];
+        // One lookup per feature for both buckets; each bucket's sum is taken in the same
+        // order and with the same operations as bucket by bucket, so the result is the same.
+        for f in features {
+            // Features never seen in training carry no evidence; counting them would
+            // favour whichever bucket has fewer total occurrences.
+            if let Some(c) = self.counts.get(f) {
+                evidence[0] += ln_count(c[0]) - denom[0];
+                evidence[1] += ln_count(c[1]) - denom[1];
+                seen += 1;
             }
         }
         // The features of one link are far from independent (the same tokens recur at several
@@ -344,6 +361,42 @@ mod tests {
         assert!((a.blend(&[1], 0.2) - (0.25 * p + 0.75 * 0.2)).abs() < 1e-12);
         a.set_trust(7.0);
         assert!((a.trust() - 1.0).abs() < 1e-12);
+    }
+
+    /// Pr(high) as the paper's formula reads, bucket by bucket and `ln` each time: the
+    /// one-lookup, tabled `p_high` must give the very same bits (fetch orders depend on them).
+    fn p_high_by_the_book(a: &Apprentice, features: &[u32]) -> f64 {
+        let v = a.counts.len() as f64 + 1.0;
+        let n = a.instances[0] + a.instances[1];
+        let (mut evidence, mut seen) = ([0.0f64; 2], 0usize);
+        for (b, e) in evidence.iter_mut().enumerate() {
+            let denom = (a.totals[b] as f64 + v).ln();
+            for f in features {
+                if let Some(c) = a.counts.get(f) {
+                    *e += (f64::from(c[b]) + 1.0).ln() - denom;
+                    seen += usize::from(b == 0);
+                }
+            }
+        }
+        let scale = EVIDENCE_FEATURES / seen.max(1) as f64;
+        let s = |b: usize| {
+            ((a.instances[b] as f64 + 1.0) / (n as f64 + 2.0)).ln() + scale * evidence[b]
+        };
+        1.0 / (1.0 + (s(0) - s(1)).exp())
+    }
+
+    #[test]
+    fn p_high_gives_the_bits_of_the_formula() {
+        let mut a = Apprentice::new();
+        // Counts below and above the table of logarithms, features seen and unseen.
+        for i in 0..6000u32 {
+            a.add(&[i % 7, i % 13 + 100, i % 3000 + 1000, 99_999], i % 5 == 0);
+        }
+        for i in 0..3000u32 {
+            let f = [i % 7, 5000 + i, i + 1000, 99_999, i % 13 + 100, 77_777];
+            let (got, want) = (a.p_high(&f), p_high_by_the_book(&a, &f));
+            assert_eq!(got.to_bits(), want.to_bits(), "{f:?}");
+        }
     }
 
     #[test]

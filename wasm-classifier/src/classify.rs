@@ -351,8 +351,15 @@ impl Classifier {
         self.verdict(&log_p)
     }
 
-    /// Turns per-topic log probabilities into the best leaf, its path and the relevance.
-    pub fn verdict(&self, log_p: &[f64]) -> Classification {
+    /// The path of the best leaf c* of `text`: [`Classifier::classify`]'s `best_leaf`, without
+    /// the rest of the verdict (the apprentice's anchor feature asks this of every link).
+    pub fn best_leaf(&self, text: &str, scratch: &mut Scratch) -> &str {
+        let log_p = self.log_probs(text, scratch);
+        &self.paths[self.best_slot(&log_p)]
+    }
+
+    /// The slot of the most probable leaf, the background aside.
+    fn best_slot(&self, log_p: &[f64]) -> usize {
         let mut best = 0;
         for s in 0..self.slots.len() {
             if Some(s) == self.background_slot {
@@ -362,6 +369,12 @@ impl Classifier {
                 best = s;
             }
         }
+        best
+    }
+
+    /// Turns per-topic log probabilities into the best leaf, its path and the relevance.
+    pub fn verdict(&self, log_p: &[f64]) -> Classification {
+        let best = self.best_slot(log_p);
         let log_background = self.background_slot.map_or(f64::NEG_INFINITY, |b| log_p[b]);
         let none = log_background > log_p[best];
         let mut chain = vec![best];

@@ -66,11 +66,11 @@ pub fn link_features(
     scratch: &mut Scratch,
 ) -> Vec<u32> {
     let (start, end, anchor) = link;
-    let anchor_class = (!anchor.is_empty()).then(|| classifier.classify(anchor, scratch).best_leaf);
+    let anchor_class = (!anchor.is_empty()).then(|| classifier.best_leaf(anchor, scratch));
     let src = Source {
         class: &verdict.best_leaf,
         relevance: verdict.relevance,
-        anchor_class: anchor_class.as_deref(),
+        anchor_class,
     };
     leaves.link_features(start, end, d_max, &src)
 }

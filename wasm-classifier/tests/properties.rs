@@ -100,6 +100,8 @@ proptest! {
             }
         }
         let v = c.classify(&text(&doc), &mut s);
+        // The best leaf alone (the apprentice's anchor feature) is the verdict's.
+        prop_assert_eq!(c.best_leaf(&text(&doc), &mut s), v.best_leaf.as_str());
         prop_assert!((0.0..=1.0).contains(&v.relevance));
         prop_assert!(m.taxonomy().is_leaf(v.best_leaf_id));
         // Hard focus holds exactly when some topic on c*'s path is good.
