@@ -3,8 +3,7 @@
 //! several runs each, at default settings (16 fetches in flight per process, no delay on
 //! loopback). FOLDOC is served by `forager serve-web`; the server is the one in
 //! `FORAGER_TEST_PG` (`scripts/pg-cluster.sh start`), a fresh database per run. Prints a table
-//! of each side's mean and spread (min..max), the gap of the means, the shared run farthest from
-//! the one-process mean ("worst") and every run's harvest; the bar is 0.03 on every run.
+//! of each side's mean and spread (min..max) and the gap of the means; the bar is 0.03.
 //!
 //! `FOCUS_RUNS` (default 3), `FOCUS_PAGES` (3000), `FOCUS_WORKERS` (4), `FOCUS_TASKS`
 //! (networking,languages,hardware) change the plan; `FOCUS_CONCURRENCY` (16) sets the fetches
@@ -164,18 +163,6 @@ fn checkpoints(pages: usize) -> Vec<usize> {
     v
 }
 
-/// The run of `runs` farthest from `mean`, as its signed difference (what "every run within
-/// 0.03" is judged by).
-fn worst(runs: &[f64], mean: f64) -> f64 {
-    (runs.iter().map(|h| h - mean)).fold(0.0, |w, d| if d.abs() > w.abs() { d } else { w })
-}
-
-/// The machine's load averages (1, 5 and 15 minutes), as `uptime` shows them.
-fn load() -> String {
-    let l = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
-}
-
 /// "mean [min..max]" of `xs`, and the mean.
 fn spread(xs: &[f64]) -> (String, f64) {
     if xs.is_empty() {
@@ -185,41 +172,6 @@ fn spread(xs: &[f64]) -> (String, f64) {
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (format!("{mean:.3} [{lo:.3}..{hi:.3}]"), mean)
-}
-
-/// Prints `name`'s rows: per checkpoint each side's mean and spread, the gap of the means,
-/// the worst shared run and every run; then the mean seconds a crawl took and the load.
-fn print_task(
-    name: &str,
-    pages: usize,
-    (one, many): (&[Vec<f64>; 2], &[Vec<f64>; 2]),
-    (t_one, t_many, runs): (f64, f64, usize),
-) {
-    let runs_of = |xs: &[f64]| xs.iter().map(|h| format!("{h:.3}")).collect::<Vec<_>>();
-    for (k, n) in checkpoints(pages).into_iter().enumerate() {
-        let (a, ma) = spread(&one[k]);
-        let (b, mb) = spread(&many[k]);
-        let w = worst(&many[k], ma);
-        println!(
-            "{name:<12} {n:>5}  {a:<22} {b:<22} {:>+7.3} {w:>+7.3}",
-            mb - ma
-        );
-        println!(
-            "{:<12} {:>5}  runs: one process {:?}, shared {:?}",
-            "",
-            "",
-            runs_of(&one[k]),
-            runs_of(&many[k])
-        );
-    }
-    println!(
-        "{:<12} {:>5}  mean seconds a crawl: {:.1} vs {:.1}; load {}",
-        "",
-        "",
-        t_one / runs as f64,
-        t_many / runs as f64,
-        load()
-    );
 }
 
 fn main() {
@@ -251,17 +203,17 @@ fn main() {
     println!(
         "focus bench on FOLDOC: harvest (share of fetched pages truly relevant), {runs} runs \
          each, one process (SQLite, {concurrency} fetches in flight) vs {workers} workers \
-         (PostgreSQL, {per_worker} in flight each), delay 0; load {}",
-        load()
+         (PostgreSQL, {per_worker} in flight each), delay 0"
     );
     println!(
-        "{:<12} {:>5}  {:<22} {:<22} {:>7} {:>7}",
-        "task", "pages", "one process", "shared", "gap", "worst"
+        "{:<12} {:>5}  {:<22} {:<22} {:>7}",
+        "task", "pages", "one process", "shared", "gap"
     );
     for name in tasks.split(',') {
         let task = web.task(name).unwrap().clone();
         let mut one: [Vec<f64>; 2] = Default::default();
         let mut many: [Vec<f64>; 2] = Default::default();
+        let last = checkpoints(pages).len() - 1;
         let (mut t_one, mut t_many) = (0.0, 0.0);
         for _ in 0..runs {
             let t = Instant::now();
@@ -281,7 +233,20 @@ fn main() {
                 many[k].extend(harvest_at(&web, &task, &b, pages, n));
             }
         }
-        print_task(name, pages, (&one, &many), (t_one, t_many, runs));
+        for (k, n) in checkpoints(pages).into_iter().enumerate() {
+            let (a, ma) = spread(&one[k]);
+            let (b, mb) = spread(&many[k]);
+            println!("{name:<12} {n:>5}  {a:<22} {b:<22} {:>+7.3}", mb - ma);
+        }
+        println!(
+            "{:<12} {:>5}  runs: one process {:?}, shared {:?}; mean seconds a crawl: {:.1} vs {:.1}",
+            "",
+            "",
+            one[last].iter().map(|h| format!("{h:.3}")).collect::<Vec<_>>(),
+            many[last].iter().map(|h| format!("{h:.3}")).collect::<Vec<_>>(),
+            t_one / runs as f64,
+            t_many / runs as f64
+        );
     }
     let _ = server_web.kill();
     let _ = server_web.wait();

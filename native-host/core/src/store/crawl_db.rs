@@ -106,8 +106,7 @@ pub trait CrawlDb: Send + 'static {
     /// Checks out for `worker` up to `n` of the best frontier URLs among the hosts it holds
     /// or no live worker holds (claimed as met, so hosts are taken in order of their best
     /// pending URL), marking them in flight; the worker's lease starts or extends to `lease`
-    /// from now. One worker alone gets the global best-first order; on a shared crawl a
-    /// worker takes only among the crawl's best `n` ([`crate::crawl::policy::claim`]).
+    /// from now. One worker alone gets the global best-first order.
     fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>>;
 
     // Host leases: a worker holds hosts; only it checks out their URLs.
@@ -178,10 +177,6 @@ pub trait CrawlDb: Send + 'static {
     fn shared(&mut self) -> Option<&mut dyn super::SharedDb> {
         None
     }
-    /// The least time between two requests to one host in this door's crawl: a host its
-    /// worker offers to the others is theirs only that long after its last request (a no-op
-    /// where one process holds every host).
-    fn set_politeness(&mut self, _gap: Duration) {}
 }
 
 impl CrawlDb for Store {
@@ -385,8 +380,5 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     }
     fn shared(&mut self) -> Option<&mut dyn super::SharedDb> {
         (**self).shared()
-    }
-    fn set_politeness(&mut self, gap: Duration) {
-        (**self).set_politeness(gap)
     }
 }

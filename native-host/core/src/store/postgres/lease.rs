@@ -3,12 +3,6 @@
 //! its heartbeat). A worker that dies loses its hosts when its lease runs out; its in-flight
 //! URLs return to the frontier, and nothing fetched is touched.
 //!
-//! Which URLs a checkout may take and which hosts its worker offers to the others is the claim
-//! policy's ([`crate::crawl::policy::claim`]): only the crawl's head (its best `n` pending
-//! URLs, whoever holds their hosts), and a held host with nothing in flight that the worker
-//! did not take from is offered (`server.offered_at`, from the worker's politeness gap on)
-//! for another worker whose head reaches it to take over.
-//!
 //! Claims are serialised by a transaction-scoped advisory lock (two workers never both take a
 //! free host: each claim sees every claim committed before it), and frontier rows are locked
 //! `FOR UPDATE SKIP LOCKED`, so a checkout never waits on rows another worker is recording.
@@ -22,7 +16,6 @@
 //! slips through anyway is run again by the door.
 
 use super::{limit, rows, Conn};
-use crate::crawl::policy::claim;
 use crate::store::{now, DocStatus, PageId, Result, Work};
 use postgres::Transaction;
 use r2d2_postgres::postgres;
@@ -32,13 +25,10 @@ use std::time::Duration;
 /// The advisory lock key of host claims ("lease").
 pub(super) const CLAIM_LOCK: i64 = 0x6c65_6173;
 
-/// A host is free for `$1` (the worker) at `$2` (now): no holder, `$1` itself, a holder
-/// whose lease ran out, or a holder that offers it since before `$2` and has nothing of it in
-/// flight.
+/// A host is free for `$1` (the worker) at `$2` (now): no holder, `$1` itself, or a holder
+/// whose lease ran out.
 const MAY_HAVE: &str = "(s.lease_owner IS NULL OR s.lease_owner = $1 OR NOT EXISTS (
-    SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2)
-    OR (s.offered_at <= $2 AND NOT EXISTS (
-      SELECT 1 FROM doc f WHERE f.sid = s.sid AND f.status = 1)))";
+    SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2))";
 
 /// A transaction holding the claim lock, with `worker`'s lease started or extended to
 /// `lease` from `at` (its heartbeat), and whether a lease may have lapsed (a worker's, or a
@@ -70,45 +60,27 @@ fn claiming<'c>(
     Ok((tx, lapsed))
 }
 
-/// Gives the hosts `sids` (each: taken over from a lapsed lease?) to `worker`, their offers
-/// withdrawn, has it offer `offered` (hosts it holds) from `from` on, and marks `oids` in
-/// flight, counted as its checkouts; a host taken over from a lapsed lease has its in-flight
-/// URLs returned to the frontier first (its holder is gone). One round trip unless a lease
-/// lapsed.
-fn claim(
-    tx: &mut Transaction<'_>,
-    worker: &str,
-    (sids, oids): (&[(i64, bool)], &[i64]),
-    (offered, from): (&[i64], f64),
-) -> Result<()> {
+/// Gives the hosts `sids` (each: taken over from a lapsed lease?) to `worker` and marks
+/// `oids` in flight, counted as its checkouts; a host taken over from a lapsed lease has its
+/// in-flight URLs returned to the frontier first (its holder is gone). One round trip unless
+/// a lease lapsed.
+fn claim(tx: &mut Transaction<'_>, worker: &str, sids: &[(i64, bool)], oids: &[i64]) -> Result<()> {
     let lapsed: Vec<i64> = sids.iter().filter(|s| s.1).map(|s| s.0).collect();
-    let mut all: Vec<i64> = (sids.iter().map(|s| s.0))
-        .chain(offered.iter().copied())
-        .collect();
+    let mut all: Vec<i64> = sids.iter().map(|s| s.0).collect();
     all.sort_unstable();
-    all.dedup();
     if !lapsed.is_empty() {
         back_to_frontier(tx, "d.sid = ANY($1)", &[&lapsed])?;
     }
     // The checked-out rows are locked already (the pick); then `server` rows in id order.
     tx.execute(
         "WITH held AS (
-           UPDATE server s SET lease_owner = $1,
-             offered_at = CASE WHEN s.sid = ANY($5) THEN $6::float8 ELSE NULL END
-           WHERE s.sid IN (
+           UPDATE server SET lease_owner = $1 WHERE sid IN (
              SELECT sid FROM server WHERE sid = ANY($2) ORDER BY sid FOR NO KEY UPDATE)),
          counted AS (
            UPDATE worker SET checked_out = checked_out + cardinality($3::int8[])
            WHERE name = $1)
          UPDATE doc SET status = $4 WHERE oid = ANY($3)",
-        &[
-            &worker,
-            &all,
-            &oids,
-            &DocStatus::InFlight.code(),
-            &offered,
-            &from,
-        ],
+        &[&worker, &all, &oids, &DocStatus::InFlight.code()],
     )?;
     Ok(())
 }
@@ -135,15 +107,9 @@ fn back_to_frontier(
     Ok(rows(tx.execute(sql.as_str(), &all)?))
 }
 
-/// Checks out for `worker` up to `n` frontier URLs in frontier order among the crawl's head
-/// ([`claim::head`]) on hosts it holds or may take (claimed as met), marking them in flight;
-/// it offers the hosts it holds and left idle ([`claim::offers`]) from `gap` on.
-pub(super) fn checkout(
-    c: &mut Conn,
-    worker: &str,
-    n: usize,
-    (lease, gap): (Duration, Duration),
-) -> Result<Vec<Work>> {
+/// Checks out for `worker` up to `n` frontier URLs in frontier order among the hosts it holds
+/// or may take (claimed as met), marking them in flight.
+pub(super) fn checkout(c: &mut Conn, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
     let at = now();
     let (mut tx, lapsed) = claiming(c, worker, lease, at)?;
     // Lapsed leases end first: a dead worker's in-flight URLs are back before the frontier is
@@ -153,27 +119,21 @@ pub(super) fn checkout(
     }
     let picked = tx.query(
         &format!(
-            "WITH head AS (SELECT d.oid FROM doc d WHERE d.status = 0
-               ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3)
-             SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner,
-               s.offered_at IS NOT NULL
-             FROM head h JOIN doc d ON d.oid = h.oid JOIN server s ON s.sid = d.sid
-             WHERE d.status = 0 AND {MAY_HAVE}
-             ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd
+            "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner
+             FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0 AND {MAY_HAVE}
+             ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3
              FOR UPDATE OF d SKIP LOCKED"
         ),
-        &[&worker, &at, &limit(claim::head(n))],
+        &[&worker, &at, &limit(n)],
     )?;
     let mut claimed = Vec::new();
     let mut seen = HashSet::new();
     let mut work = Vec::with_capacity(picked.len());
     for r in &picked {
-        let (sid, owner, offered): (i64, Option<String>, bool) = (r.get(5), r.get(6), r.get(7));
-        let own = owner.as_deref() == Some(worker);
-        if (!own || offered) && seen.insert(sid) {
-            claimed.push((sid, owner.is_some() && !own));
+        let (sid, owner): (i64, Option<String>) = (r.get(5), r.get(6));
+        if owner.as_deref() != Some(worker) && seen.insert(sid) {
+            claimed.push((sid, owner.is_some()));
         }
-        seen.insert(sid);
         work.push(Work {
             oid: PageId::from_raw(r.get(0)),
             url: r.get(1),
@@ -183,39 +143,10 @@ pub(super) fn checkout(
             revisit: false,
         });
     }
-    let offered = claim::offers(&idle_hosts(&mut tx, worker, &seen)?);
     let oids: Vec<i64> = work.iter().map(|w| w.oid.raw()).collect();
-    claim(
-        &mut tx,
-        worker,
-        (&claimed, &oids),
-        (&offered, claim::offered_from(at, gap)),
-    )?;
+    claim(&mut tx, worker, &claimed, &oids)?;
     tx.commit()?;
     Ok(work)
-}
-
-/// The hosts `worker` holds and does not offer yet, with whether any of their URLs is in
-/// flight (or in the batch being checked out: `batch`).
-fn idle_hosts(
-    tx: &mut Transaction<'_>,
-    worker: &str,
-    batch: &HashSet<i64>,
-) -> Result<Vec<claim::Held>> {
-    let rows = tx.query(
-        "SELECT s.sid, EXISTS (SELECT 1 FROM doc d WHERE d.sid = s.sid AND d.status = $2)
-         FROM server s WHERE s.lease_owner = $1 AND s.offered_at IS NULL",
-        &[&worker, &DocStatus::InFlight.code()],
-    )?;
-    Ok((rows.iter())
-        .map(|r| {
-            let sid: i64 = r.get(0);
-            claim::Held {
-                sid,
-                in_flight: r.get::<_, bool>(1) || batch.contains(&sid),
-            }
-        })
-        .collect())
 }
 
 /// Claims up to `n` hosts with frontier URLs that `worker` may take, in order of their best
@@ -243,7 +174,7 @@ pub(super) fn claim_hosts(
     let claimed: Vec<(i64, bool)> = (best.iter())
         .map(|r| (r.get(0), r.get::<_, Option<String>>(2).is_some()))
         .collect();
-    claim(&mut tx, worker, (&claimed, &[]), (&[], at))?;
+    claim(&mut tx, worker, &claimed, &[])?;
     tx.commit()?;
     Ok(best.iter().map(|r| r.get(1)).collect())
 }
@@ -387,7 +318,3 @@ mod tests {
         );
     }
 }
-
-#[cfg(test)]
-#[path = "lease_tests.rs"]
-mod claim_tests;

@@ -92,8 +92,6 @@ pub struct PgStore {
     job: std::sync::Mutex<Option<Conn>>,
     /// The worker this door last checked out for (its recorded pages count as that worker's).
     leased_as: Option<String>,
-    /// The crawl's least time between two requests to one host (hosts offered wait it out).
-    politeness: Duration,
 }
 
 /// A worker name unique to this door: host, process and a random part.
@@ -129,7 +127,6 @@ impl PgStore {
             name: worker_name(),
             job: std::sync::Mutex::default(),
             leased_as: None,
-            politeness: Duration::ZERO,
         })
     }
 
@@ -145,7 +142,6 @@ impl PgStore {
             name: self.name.clone(),
             job: std::sync::Mutex::default(),
             leased_as: self.leased_as.clone(),
-            politeness: self.politeness,
         }
     }
 
@@ -295,8 +291,7 @@ impl CrawlDb for PgStore {
     }
     fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
         let who = self.who(worker).to_owned();
-        let gap = self.politeness;
-        let work = self.with(|c| lease::checkout(c, &who, n, (lease, gap)))?;
+        let work = self.with(|c| lease::checkout(c, &who, n, lease))?;
         self.leased_as = Some(who);
         Ok(work)
     }
@@ -383,9 +378,6 @@ impl CrawlDb for PgStore {
     }
     fn shared(&mut self) -> Option<&mut dyn crate::store::SharedDb> {
         Some(self)
-    }
-    fn set_politeness(&mut self, gap: Duration) {
-        self.politeness = gap;
     }
 }
 
