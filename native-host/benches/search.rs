@@ -1,18 +1,21 @@
-//! Searching a harvest (#30), measured: a full unfocused crawl of FOLDOC by the real binary
-//! with the search index on, then off (crawl throughput, one after the other); query latency
-//! over 200 queries and the index's share of the database, on FOLDOC and on a 100k-page
-//! generated crawl (FOLDOC's texts recombined, recorded through the store with the index on and
-//! off); and precision at 10 of relevant pages for 50 queries of the tasks' topic words,
-//! BM25 combined with R against BM25 alone. With a PostgreSQL server (`FORAGER_TEST_PG`, from
-//! scripts/pg-cluster.sh), the same latency and index share on PostgreSQL's `tsvector` index:
-//! FOLDOC's fetched pages and the generated crawl recorded through its door. Prints numbers;
-//! asserts only sanity.
+//! Searching a harvest (#30), measured: full unfocused crawls of FOLDOC by the real binary at
+//! its default concurrency, with the search index on and off in alternating pairs (crawl
+//! throughput: every pair and the median of their ratios, with the load before and after);
+//! query latency over 200 queries and the index's share of the database, on FOLDOC and on a
+//! 100k-page generated crawl (FOLDOC's texts recombined, recorded through the store with the
+//! index on and off); and precision at 10 of relevant pages for 50 queries of the tasks' topic
+//! words, the text score combined with R against the text score alone. With a PostgreSQL
+//! server (`FORAGER_TEST_PG`, from scripts/pg-cluster.sh), the same latency and index share on
+//! PostgreSQL's `tsvector` index (FOLDOC's fetched pages and the generated crawl recorded
+//! through its door) and the same P@10 on a copy of the FOLDOC crawl. Prints numbers; asserts
+//! only sanity. `SEARCH_BENCH_PAIRS` (default 6), `SEARCH_BENCH_PAGES` (default 100000),
+//! `SEARCH_BENCH_KEEP_PG` (keep the PostgreSQL databases for a look in psql).
 
 mod common;
 use forager::miniweb::MiniWeb;
 use forager::store::postgres::{testing, PgStore};
 use forager::store::{
-    CrawlDb, DocStatus, NewUrl, Outcome, ReadOnly, Reader, SearchRanking, Store, LEASE,
+    CrawlDb, DocStatus, Locator, NewUrl, Outcome, ReadOnly, Reader, SearchRanking, Store, LEASE,
     LOCAL_WORKER,
 };
 use rand::{Rng, SeedableRng};
@@ -26,11 +29,18 @@ fn remove(db: &Path) {
     }
 }
 
+/// This run's directory of databases: each crawl's apprentice is saved beside its database,
+/// and a directory of its own keeps another run's from being reused.
+fn run_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("forager-sbench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A database path in [`run_dir`], nothing there.
 fn fresh(name: &str) -> PathBuf {
-    let db = std::env::temp_dir().join(format!("forager-sbench-{name}-{}.db", std::process::id()));
-    for ext in ["", "-wal", "-shm", ".lock"] {
-        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
-    }
+    let db = run_dir().join(format!("{name}.db"));
+    remove(&db);
     db
 }
 
@@ -45,6 +55,8 @@ fn crawl(db: &Path, model: &Path, proxy: &str, seeds: &[String], index: bool) ->
         "0",
         "--proxy",
         proxy,
+        // Each crawl as a user's first: none reuses the apprentice the one before it saved.
+        "--fresh-apprentice",
     ])
     .arg("--model")
     .arg(model)
@@ -229,11 +241,37 @@ fn topic_queries(web: &MiniWeb, db: &Path) -> Vec<(usize, String)> {
     out
 }
 
-/// P@10 of relevant pages (the web's labels for the task) for each ranking, averaged.
-fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
+/// A copy of the SQLite crawl `base` in a new database of the PostgreSQL test server (when
+/// one is set), made by `forager db copy`'s code.
+fn postgres_copy(base: &Path) -> Option<testing::TestDb> {
+    let server = std::env::var(testing::SERVER_VAR)
+        .ok()
+        .filter(|s| !s.is_empty())?;
+    let db = testing::TestDb::create(&server, "sbench-p10");
+    let from = forager::store::copy::open(&Locator::Sqlite(base.to_owned())).unwrap();
+    let mut to = forager::store::copy::open(&Locator::Postgres(db.url().to_owned())).unwrap();
+    forager::store::copy::copy(
+        &*from,
+        &mut *to,
+        "the bench's database",
+        false,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    drop(to);
+    // Opening it builds its search index.
+    drop(PgStore::open(db.url()).unwrap());
+    Some(db)
+}
+
+/// P@10 of relevant pages (the web's labels for the task) for each ranking, averaged, on the
+/// SQLite crawl `base` and, when given, its copy on PostgreSQL (`pg`, re-judged the same way).
+fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model, pg: Option<&str>) {
     let queries = topic_queries(web, base);
-    let mut sums = [0.0f64; 2];
+    // SQLite combined, text alone; PostgreSQL combined, text alone.
+    let mut sums = [0.0f64; 4];
     let mut differ = 0;
+    let mut pg_store = pg.map(|url| PgStore::open(url).unwrap());
     for (t, task) in web.tasks.iter().enumerate() {
         let db = fresh(&format!("task-{}", task.name));
         std::fs::copy(base, &db).unwrap();
@@ -243,22 +281,32 @@ fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
         let mut st = Store::open(&db).unwrap();
         forager::crawl::rejudge(&mut st, &judge, forager::crawl::Mode::Soft, false).unwrap();
         drop(st);
+        if let Some(pg) = pg_store.as_mut() {
+            forager::crawl::rejudge(pg, &judge, forager::crawl::Mode::Soft, false).unwrap();
+        }
         let ro = ReadOnly::open(&db).unwrap();
+        let sqlite = ro.read();
+        let mut readers: Vec<&dyn Reader> = vec![&sqlite];
+        if let Some(pg) = pg_store.as_ref() {
+            readers.push(pg);
+        }
         for (_, q) in queries.iter().filter(|(i, _)| *i == t) {
-            let mut lists = Vec::new();
-            for (k, ranking) in [SearchRanking::Combined, SearchRanking::TextOnly]
-                .into_iter()
-                .enumerate()
-            {
-                let hits = ro.read().search(q, 10, ranking).unwrap();
-                let rel = hits
-                    .iter()
-                    .filter(|h| web.is_relevant(&h.url, &task.good))
-                    .count();
-                sums[k] += rel as f64 / 10.0;
-                lists.push(hits.into_iter().map(|h| h.url).collect::<Vec<_>>());
+            for (b, r) in readers.iter().enumerate() {
+                let mut lists = Vec::new();
+                for (k, ranking) in [SearchRanking::Combined, SearchRanking::TextOnly]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let hits = r.search(q, 10, ranking).unwrap();
+                    let rel = hits
+                        .iter()
+                        .filter(|h| web.is_relevant(&h.url, &task.good))
+                        .count();
+                    sums[2 * b + k] += rel as f64 / 10.0;
+                    lists.push(hits.into_iter().map(|h| h.url).collect::<Vec<_>>());
+                }
+                differ += usize::from(b == 0 && lists[0] != lists[1]);
             }
-            differ += usize::from(lists[0] != lists[1]);
         }
         drop(ro);
         remove(&db);
@@ -268,9 +316,19 @@ fn precision(web: &MiniWeb, base: &Path, model: &forager_classifier::Model) {
         "  ranking, FOLDOC, {} queries of the tasks' topic words (R re-judged per task):",
         queries.len()
     );
-    println!("    P@10 BM25 + ln R (combined): {:.3}", sums[0] / n);
-    println!("    P@10 BM25 alone:             {:.3}", sums[1] / n);
-    println!("    queries whose top 10 differ: {differ}");
+    println!("    SQLite P@10 BM25 + ln R (combined): {:.3}", sums[0] / n);
+    println!("    SQLite P@10 BM25 alone:             {:.3}", sums[1] / n);
+    if pg_store.is_some() {
+        println!(
+            "    PostgreSQL P@10 ts_rank_cd + ln R (combined): {:.3}",
+            sums[2] / n
+        );
+        println!(
+            "    PostgreSQL P@10 ts_rank_cd alone:             {:.3}",
+            sums[3] / n
+        );
+    }
+    println!("    queries whose top 10 differ (SQLite): {differ}");
     let shown: Vec<&str> = queries.iter().map(|(_, q)| q.trim()).collect();
     println!("    queries: {}", shown.join(", "));
 }
@@ -385,6 +443,11 @@ fn postgres_rows(on: &Path, foldoc: usize, gen_on: &Path, pages: usize) {
         let queries = user_queries(queries_from);
         let (med, worst, hits) = latency_of(&store, &queries);
         println!("  PostgreSQL {name} ({n} pages), 200 queries (best of 3 runs each): median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");
+        if std::env::var_os("SEARCH_BENCH_KEEP_PG").is_some() {
+            // Kept for a look in psql; dropped with the test server.
+            println!("  kept: {}", db.url());
+            std::mem::forget(db);
+        }
     }
 }
 
@@ -451,41 +514,64 @@ fn print_sizes(name: &str, db: &Path) {
     );
 }
 
-/// Full crawls with the index on, off, on, off, one after the other, so that a change in the
-/// machine's load between two crawls shows as a spread; the faster crawl of each pair counts.
-/// Returns the pages of the (kept) crawl at `on`.
+/// The machine's load averages (1, 5, 15 minutes), from `/proc/loadavg`.
+fn load() -> String {
+    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+/// Full crawls with the index on and off in pairs, one after the other, the order alternating
+/// (on-off, off-on, ...) so a drift of the machine's load favours neither side; prints every
+/// pair, the median of the pairs' ratios (robust to a pair the load disturbed) and the load
+/// before and after. `SEARCH_BENCH_PAIRS` pairs (default 6). Returns the pages of the last
+/// crawl at `on`, which is kept.
 fn throughput(on: &Path, off: &Path, model: &Path, proxy: &str, seeds: &[String]) -> u64 {
-    let mut runs: [Vec<(u64, f64)>; 2] = [Vec::new(), Vec::new()];
-    let rounds: usize = std::env::var("SEARCH_BENCH_ROUNDS")
+    let pairs: usize = std::env::var("SEARCH_BENCH_PAIRS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(2);
-    for round in 0..rounds.max(1) {
-        for (k, index) in [(0, true), (1, false)] {
+        .unwrap_or(6);
+    println!("  load average before: {}", load());
+    let mut slower = Vec::new();
+    let mut n_on = 0;
+    for pair in 0..pairs.max(1) {
+        let order = if pair % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        let mut pps = [0.0f64; 2];
+        for index in order {
             let db = if index { on } else { off };
-            if round > 0 {
-                for ext in ["", "-wal", "-shm", ".lock"] {
-                    let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
-                }
-            }
+            remove(db);
             let (n, secs) = crawl(db, model, proxy, seeds, index);
-            println!(
-                "  crawl {} index {}: {n:6} pages in {secs:6.2} s = {:6.0} pages/s",
-                round + 1,
-                if index { "on " } else { "off" },
-                n as f64 / secs
-            );
-            runs[k].push((n, secs));
+            if index {
+                n_on = n;
+            }
+            pps[usize::from(!index)] = n as f64 / secs;
         }
+        let pct = (1.0 - pps[0] / pps[1]) * 100.0;
+        println!(
+            "  pair {} ({}): index on {:5.0} pages/s, off {:5.0} pages/s: {pct:+5.1}% slower",
+            pair + 1,
+            if order[0] { "on first " } else { "off first" },
+            pps[0],
+            pps[1]
+        );
+        slower.push(pct);
     }
-    let best = |r: &[(u64, f64)]| r.iter().map(|(n, s)| *n as f64 / s).fold(0.0f64, f64::max);
-    let (pps_on, pps_off) = (best(&runs[0]), best(&runs[1]));
-    println!("  best of {rounds}: index on {pps_on:.0} pages/s, off {pps_off:.0} pages/s");
+    println!("  load average after: {}", load());
+    slower.sort_by(f64::total_cmp);
+    let mid = slower.len() / 2;
+    let median = if slower.len() % 2 == 0 {
+        (slower[mid - 1] + slower[mid]) / 2.0
+    } else {
+        slower[mid]
+    };
     println!(
-        "  the crawl with the index is {:.1}% slower (goal: under 10%)",
-        (1.0 - pps_on / pps_off) * 100.0
+        "  the crawl with the index is {median:.1}% slower, median of {} pairs (goal: under 10%)",
+        slower.len()
     );
-    runs[0].last().map_or(0, |r| r.0)
+    n_on
 }
 
 fn main() {
@@ -521,7 +607,9 @@ fn main() {
     let queries = user_queries(&on);
     let (med, worst, hits) = latency(&on, &queries);
     println!("  FOLDOC ({n_on} pages), 200 queries (best of 3 runs each): median {med:.2} ms, worst {worst:.2} ms ({hits} hits)");
-    precision(&web, &on, &model);
+    let pg_copy = postgres_copy(&on);
+    precision(&web, &on, &model, pg_copy.as_ref().map(|d| d.url()));
+    drop(pg_copy);
     let pages: usize = std::env::var("SEARCH_BENCH_PAGES")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -544,4 +632,5 @@ fn main() {
     for p in [on, off, gen_on, gen_off, model_path] {
         remove(&p);
     }
+    let _ = std::fs::remove_dir_all(run_dir());
 }

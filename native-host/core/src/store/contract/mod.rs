@@ -23,7 +23,7 @@ pub use more::{
 #[cfg(test)]
 pub(crate) use search::PAGES as SEARCH_PAGES;
 pub use search::{
-    a_changed_revisit_replaces_the_index_entry_and_is_news,
+    a_changed_revisit_replaces_the_index_entry_and_is_news, accents_do_not_matter_to_search,
     search_finds_recorded_pages_and_ranks_relevant_ones_higher,
 };
 
@@ -320,7 +320,7 @@ pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
             leased_work_is_pending_or_in_flight_on_held_hosts,
         ),
     ];
-    let search: [Case; 2] = [
+    let search: [Case; 3] = [
         (
             "search",
             search_finds_recorded_pages_and_ranks_relevant_ones_higher,
@@ -329,6 +329,7 @@ pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
             "news",
             a_changed_revisit_replaces_the_index_entry_and_is_news,
         ),
+        ("accents", accents_do_not_matter_to_search),
     ];
     for (name, case) in cases.into_iter().chain(search) {
         let mut db = open(name);

@@ -150,3 +150,35 @@ pub fn a_changed_revisit_replaces_the_index_entry_and_is_news(db: &mut dyn Crawl
     );
     assert_eq!(db.reader().news_since(since, 0).unwrap(), (Vec::new(), 1));
 }
+
+/// Diacritics do not matter to a search: "café" finds "cafe" and the reverse, as does a word
+/// being typed, and the snippet marks the word as the page spells it.
+pub fn accents_do_not_matter_to_search(db: &mut dyn CrawlDb) {
+    crawl(
+        db,
+        &[
+            (
+                "http://e.test/",
+                0.5,
+                "Café crème",
+                "Le café de la gare: naïve art on the façade.",
+            ),
+            (
+                "http://f.test/",
+                0.6,
+                "Cafe",
+                "A cafe with naive art on its facade.",
+            ),
+            ("http://g.test/", 0.7, "Tea", "A tea room."),
+        ],
+    );
+    for q in ["café ", "cafe ", "CAFÉ ", "naïve art", "facade ", "façad"] {
+        let mut urls = found(db, q, SearchRanking::Combined);
+        urls.sort();
+        assert_eq!(urls, ["http://e.test/", "http://f.test/"], "{q:?}");
+    }
+    let hits = (db.reader().search("cafe gare", 10, SearchRanking::Combined)).unwrap();
+    assert_eq!(hits.len(), 1);
+    let marked = format!("{MARK_START}café{MARK_END}");
+    assert!(hits[0].snippet.contains(&marked), "{:?}", hits[0].snippet);
+}
