@@ -91,6 +91,21 @@ fn same(got: &BTreeSet<String>, want: &BTreeSet<String>, who: &str, workers: usi
     );
 }
 
+/// Opens the finished crawl's database again. A fresh-clone CI run once found its writer lock
+/// still held just after `crawl::run` returned (not seen locally; under investigation): wait for
+/// it a few seconds, and fail if it is never given back.
+fn reopen(path: &std::path::Path) -> Store {
+    let start = std::time::Instant::now();
+    loop {
+        match Store::open(path) {
+            Err(forager::store::StoreError::Locked(_)) if start.elapsed().as_secs() < 10 => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crawl_on_postgres_fetches_what_the_sqlite_crawl_fetches_and_three_share_it() {
     let Some(server) = testing::server() else {
@@ -106,7 +121,7 @@ async fn a_crawl_on_postgres_fetches_what_the_sqlite_crawl_fetches_and_three_sha
     let lite = Store::open(&dir.join("crawl.db")).unwrap();
     let reason = crawl(lite, &model, &seeds, &proxy).await;
     assert_eq!(reason, StopReason::FrontierEmpty);
-    let lite = Store::open(&dir.join("crawl.db")).unwrap();
+    let lite = reopen(&dir.join("crawl.db"));
     let want: BTreeSet<String> = lite.fetched_urls().unwrap().into_iter().collect();
 
     let one = testing::TestDb::create(&server, "crawl-one");
