@@ -91,9 +91,10 @@ fn same(got: &BTreeSet<String>, want: &BTreeSet<String>, who: &str, workers: usi
     );
 }
 
-/// Opens the finished crawl's database again. A fresh-clone CI run once found its writer lock
-/// still held just after `crawl::run` returned (not seen locally; under investigation): wait for
-/// it a few seconds, and fail if it is never given back.
+/// Opens the finished crawl's database again, waiting a few seconds for its writer lock. A
+/// fresh-clone CI run once found the lock still held just after `crawl::run` returned. The likely
+/// holder: the other test of this file spawns `forager` processes, and a child holds a copy of
+/// every open descriptor (the lock file's too) between its fork and its exec.
 fn reopen(path: &std::path::Path) -> Store {
     let start = std::time::Instant::now();
     loop {
