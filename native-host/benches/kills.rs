@@ -7,6 +7,8 @@
 mod kills;
 #[path = "common/pg.rs"]
 mod pg;
+#[path = "common/synth_model.rs"]
+mod synth_model;
 
 /// A number from the environment.
 fn env<T: std::str::FromStr>(k: &str) -> Option<T> {

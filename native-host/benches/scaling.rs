@@ -13,6 +13,8 @@
 
 #[path = "common/pg.rs"]
 mod pg;
+#[path = "common/synth_model.rs"]
+mod synth_model;
 use forager::store::postgres::{testing, testing::TestDb, PgStore};
 use forager::store::CrawlDb;
 use std::process::{Child, Command, Stdio};
@@ -171,23 +173,11 @@ fn generate(
     std::path::PathBuf,
 ) {
     let t = Instant::now();
-    let synth = forager::synthweb::SynthWeb::generate(&forager::synthweb::SynthConfig {
-        sites,
-        ..Default::default()
-    });
+    let (synth, task, model_path) = synth_model::astronomy_web(sites, dir);
     let web = synth.web;
     let hosts: std::collections::BTreeSet<String> = (synth.files.keys())
         .filter_map(|u| url::Url::parse(u).ok()?.host_str().map(str::to_owned))
         .collect();
-    let task = web.task("astronomy").unwrap().clone();
-    let (model, _) = forager::training::from_miniweb(
-        &web,
-        forager_classifier::TextOptions::default(),
-        forager_classifier::TrainOptions::default(),
-    )
-    .unwrap();
-    let model_path = dir.join("model.fgm");
-    std::fs::write(&model_path, model.to_bytes()).unwrap();
     eprintln!(
         "generated {} pages on {} hosts and trained in {:.1} s",
         synth.files.len(),

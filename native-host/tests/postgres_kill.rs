@@ -8,6 +8,8 @@
 
 #[path = "../benches/common/kills.rs"]
 mod kills;
+#[path = "../benches/common/synth_model.rs"]
+mod synth_model;
 
 /// A number from the environment.
 fn env<T: std::str::FromStr>(k: &str) -> Option<T> {

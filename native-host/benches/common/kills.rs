@@ -180,20 +180,8 @@ fn fetched(db: &str) -> i64 {
 pub fn run(server: &str, kills: usize, seed: u64, dir: &Path) -> Report {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     std::fs::create_dir_all(dir).unwrap();
-    let synth = forager::synthweb::SynthWeb::generate(&forager::synthweb::SynthConfig {
-        sites: 20,
-        ..Default::default()
-    });
+    let (synth, task, model_path) = crate::synth_model::astronomy_web(20, dir);
     let web = synth.web;
-    let task = web.task("astronomy").unwrap().clone();
-    let (model, _) = forager::training::from_miniweb(
-        &web,
-        forager_classifier::TextOptions::default(),
-        forager_classifier::TrainOptions::default(),
-    )
-    .unwrap();
-    let model_path = dir.join("model.fgm");
-    std::fs::write(&model_path, model.to_bytes()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let local = |latency: Option<&str>| {
         let l = latency.map(|l| l.parse().unwrap());
