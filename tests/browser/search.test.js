@@ -75,9 +75,13 @@ test('(s1) during a crawl, typing in the side panel finds pages fetched since it
   const urls = await P().$$eval('#search-results li', (lis) => lis.map((li) => li.getAttribute('data-url')));
   const fetched = new Set((await handle({ type: 'recent_pages' })).pages.map((/** @type {any} */ p) => p.url));
   assert.ok(urls.length > 0 && urls.every((u) => fetched.has(u)), `results are fetched pages: ${urls}`);
-  const marked = await P().$$eval('#search-results mark, #search-results .hit-title',
-    (es) => es.map((e) => e.textContent?.toLowerCase() ?? ''));
-  assert.ok(marked.some((t) => t.includes(pick.word.slice(0, 4))), `the word is shown: ${marked}`);
+  // The list first answers a prefix typed so far; the whole word's answer follows (debounced).
+  const marked = await waitFor('the typed word marked in the results', async () => {
+    const m = await P().$$eval('#search-results mark, #search-results .hit-title',
+      (es) => es.map((e) => e.textContent?.toLowerCase() ?? ''));
+    return m.some((t) => t.includes(pick.word.slice(0, 4))) ? m : new Error(`marked: ${m}`);
+  }, 10_000);
+  assert.ok(marked.length > 0, `the word is shown: ${marked}`);
   const r = await P().textContent('#search-results li .score');
   assert.match(r ?? '', /^R \d\.\d\d$/);
   // More pages come in: the results follow the crawl without retyping.
