@@ -5,9 +5,13 @@
 
 use super::policy::rules::{apprentice_rescored, rescored, ParentVerdict};
 use super::{policy, Judge, Mode};
-use crate::store::{CrawlDb, InLink, PageId, StoreError, TextSample, Verdict, PAGE};
+use crate::store::{CrawlDb, InLink, PageId, ScoreChange, StoreError, TextSample, Verdict, PAGE};
 use forager_classifier::Scratch;
-use std::collections::HashMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap};
+
+mod beside;
+pub use beside::Beside;
 
 /// Re-judges the crawl's fetched pages with `judge` and, when `frontier`, re-scores the
 /// frontier from their new verdicts under `mode`; returns (pages re-judged, frontier rows
@@ -76,22 +80,217 @@ pub(super) fn by_soft_focus(s: &mut impl CrawlDb, mode: Mode) -> Result<usize, S
 }
 
 /// Re-scores every frontier URL with features on its in-links by the retrained apprentice's
-/// `score(features, R(parent) × weight)` ([`apprentice_rescored`]); returns rows updated.
+/// `score(features, R(parent) × weight)` ([`apprentice_rescored`]), writing only the scores
+/// that changed; returns rows updated.
 pub(super) fn by_apprentice(
     s: &mut impl CrawlDb,
     score: impl Fn(&[u32], f64) -> f64,
 ) -> Result<usize, StoreError> {
-    let mut updates = Vec::new();
-    for_each_target(s, |dst, _, links| {
-        let with_features = (links.iter()).filter_map(|l| {
-            let base = l.src_relevance.unwrap_or(0.0) * l.weight;
-            Some((l.features.as_deref()?, base))
-        });
-        if let Some(new) = apprentice_rescored(with_features, &score) {
-            updates.push((dst, new));
+    Ok(rescan(&mut InLine(s), &score, 0, true)?.written)
+}
+
+/// The frontier's best `k` URLs by soft focus and by `score` (the apprentice's blend), from
+/// one pass over the links into frontier URLs, nothing written: the critic's ranking. It
+/// costs what [`by_apprentice`] costs; [`rescan`] does both in the same pass, and
+/// [`Beside`] runs that pass beside the crawl loop.
+pub fn rank_frontier(
+    s: &mut impl CrawlDb,
+    k: usize,
+    score: impl Fn(&[u32], f64) -> f64,
+) -> Result<Best, StoreError> {
+    Ok(rescan(&mut InLine(s), &score, k, false)?.best)
+}
+
+/// A frontier URL with both rankers' scores of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ranked {
+    /// Its row.
+    pub id: PageId,
+    /// Soft focus's score: the best R(parent) × weight over the links into it.
+    pub soft: f64,
+    /// The apprentice's ([`apprentice_rescored`]).
+    pub apprentice: f64,
+}
+
+/// The frontier's best URLs by each ranker, best first (ties: the smaller row id first).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Best {
+    /// By soft focus's score.
+    pub soft: Vec<Ranked>,
+    /// By the apprentice's.
+    pub apprentice: Vec<Ranked>,
+}
+
+/// What one pass over the links into frontier URLs ([`rescan`]) did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scanned {
+    /// Frontier URLs with features on an in-link (the ones the apprentice scores).
+    pub scored: usize,
+    /// Of those, the ones whose score changed.
+    pub changed: usize,
+    /// Rows updated (changed ones that still held the score read).
+    pub written: usize,
+    /// The best `k` by each ranker.
+    pub best: Best,
+    /// Whether the pass was stopped before the end.
+    pub stopped: bool,
+}
+
+/// Where a pass over the frontier's in-links reads them and writes its changes.
+pub(super) trait Door {
+    /// A page of links into frontier URLs after `after`.
+    fn read(
+        &mut self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>, StoreError>;
+    /// Writes score changes (compare and set); returns rows updated.
+    fn write(&mut self, changes: Vec<ScoreChange>) -> Result<usize, StoreError>;
+    /// Whether the pass should end now.
+    fn stopped(&self) -> bool {
+        false
+    }
+}
+
+/// The crawl's own door, in line.
+struct InLine<'a, S>(&'a mut S);
+
+impl<S: CrawlDb> Door for InLine<'_, S> {
+    fn read(
+        &mut self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>, StoreError> {
+        self.0.frontier_in_links(after, limit)
+    }
+    fn write(&mut self, changes: Vec<ScoreChange>) -> Result<usize, StoreError> {
+        self.0.swap_frontier_scores(&changes)
+    }
+}
+
+/// One pass over the links into frontier URLs: each URL with features on an in-link ranked
+/// both ways ([`Ranked`]), the best `k` by each kept, and, when `write`, its apprentice score
+/// written where it changed (a [`PAGE`] of changes at a time, so memory stays bounded).
+pub(super) fn rescan(
+    door: &mut impl Door,
+    score: &impl Fn(&[u32], f64) -> f64,
+    k: usize,
+    write: bool,
+) -> Result<Scanned, StoreError> {
+    let mut out = Scanned::default();
+    let mut top = (Top::new(k), Top::new(k));
+    let mut changes: Vec<ScoreChange> = Vec::new();
+    let mut visit = |links: &[InLink], changes: &mut Vec<ScoreChange>| {
+        let Some(r) = ranked(links, score) else {
+            return;
+        };
+        out.scored += 1;
+        top.0.offer(r.soft, r);
+        top.1.offer(r.apprentice, r);
+        let old = links[0].dst_score;
+        if write && r.apprentice.to_bits() != old.to_bits() {
+            out.changed += 1;
+            changes.push((r.id, old, r.apprentice));
         }
-    })?;
-    s.set_frontier_scores(&updates)
+    };
+    let mut group: Vec<InLink> = Vec::new();
+    let (mut after, mut written, mut stopped) = (None, 0, false);
+    loop {
+        if changes.len() >= PAGE {
+            written += door.write(std::mem::take(&mut changes))?;
+        }
+        if door.stopped() {
+            stopped = true;
+            break;
+        }
+        let page = door.read(after, PAGE)?;
+        let Some(last) = page.last() else { break };
+        after = Some((last.dst, last.src));
+        for l in page {
+            if group.first().is_some_and(|g| g.dst != l.dst) {
+                visit(&group, &mut changes);
+                group.clear();
+            }
+            group.push(l);
+        }
+    }
+    if !stopped && !group.is_empty() {
+        visit(&group, &mut changes);
+    }
+    if !changes.is_empty() {
+        written += door.write(changes)?;
+    }
+    out.written = written;
+    out.stopped = stopped;
+    out.best = Best {
+        soft: top.0.into_best(),
+        apprentice: top.1.into_best(),
+    };
+    Ok(out)
+}
+
+/// A frontier URL ranked both ways from the links into it, or `None` when none has features.
+fn ranked(links: &[InLink], score: &impl Fn(&[u32], f64) -> f64) -> Option<Ranked> {
+    let base = |l: &InLink| l.src_relevance.unwrap_or(0.0) * l.weight;
+    let with_features = (links.iter()).filter_map(|l| Some((l.features.as_deref()?, base(l))));
+    let apprentice = apprentice_rescored(with_features, score)?;
+    Some(Ranked {
+        id: links.first()?.dst,
+        soft: links.iter().map(base).fold(0.0, policy::combine),
+        apprentice,
+    })
+}
+
+/// The best `k` offers by key (ties: the smaller row id), in a min-heap of `k`.
+struct Top {
+    k: usize,
+    heap: BinaryHeap<Reverse<Keyed>>,
+}
+
+/// A ranked URL under one ranker's key; greater is better.
+struct Keyed(f64, Ranked);
+
+impl PartialEq for Keyed {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Keyed {}
+impl PartialOrd for Keyed {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Keyed {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.0.total_cmp(&o.0)).then(o.1.id.cmp(&self.1.id))
+    }
+}
+
+impl Top {
+    fn new(k: usize) -> Top {
+        Top {
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+        }
+    }
+
+    fn offer(&mut self, key: f64, r: Ranked) {
+        if self.k == 0 {
+            return;
+        }
+        self.heap.push(Reverse(Keyed(key, r)));
+        if self.heap.len() > self.k {
+            self.heap.pop();
+        }
+    }
+
+    /// The kept offers, best first.
+    fn into_best(self) -> Vec<Ranked> {
+        (self.heap.into_sorted_vec().into_iter())
+            .map(|Reverse(Keyed(_, r))| r)
+            .collect()
+    }
 }
 
 /// Calls `f` with each frontier URL that has in-links: (row id, score, its in-links), paging
@@ -223,5 +422,104 @@ mod tests {
         assert_eq!(scores, vec![0.0, 0.3], "x only had a; y keeps b's score");
         drop(st);
         let _ = std::fs::remove_file(&p);
+    }
+
+    /// A store on file where a (R 0.8) links to x [1] and y [2], b (R 0.3) to y [3] and z.
+    fn featured(name: &str) -> (Store, std::path::PathBuf) {
+        let p =
+            std::env::temp_dir().join(format!("forager-rescore-{}-{name}.db", std::process::id()));
+        for ext in ["", "-wal", "-shm", ".lock"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
+        }
+        let mut st = Store::open(&p).unwrap();
+        crate::store::contract::two_fetched_parents(&mut st);
+        (st, p)
+    }
+
+    /// A scorer of features alone: feature f scores f / 10, plus a tenth of the base.
+    fn by_feature(f: &[u32], base: f64) -> f64 {
+        f64::from(f[0]) / 10.0 + base / 10.0
+    }
+
+    /// Every frontier URL's score, by row.
+    fn scores(st: &Store) -> Vec<(PageId, f64)> {
+        let mut v: Vec<(PageId, f64)> = (crate::store::contract::all_in_links(st, PAGE).iter())
+            .map(|l| (l.dst, l.dst_score))
+            .collect();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn an_apprentice_rescore_writes_only_the_scores_that_change() {
+        let (mut st, p) = featured("changed");
+        // x: [1] from a (base 0.8); y: best of [2] from a (0.8) and [3] from b (0.3); z: none.
+        assert_eq!(by_apprentice(&mut st, by_feature).unwrap(), 2);
+        let got: Vec<f64> = scores(&st).iter().map(|s| s.1).collect();
+        let y = by_feature(&[2], 0.8).max(by_feature(&[3], 0.3));
+        assert_eq!(got, vec![by_feature(&[1], 0.8), y, 0.3]);
+        assert_eq!(
+            by_apprentice(&mut st, by_feature).unwrap(),
+            0,
+            "nothing changed"
+        );
+        drop(st);
+        let _ = std::fs::remove_file(&p);
+    }
+
+    #[test]
+    fn the_critic_s_ranking_keeps_each_ranker_s_best_and_writes_nothing() {
+        let (mut st, p) = featured("rank");
+        let before = scores(&st);
+        let best = rank_frontier(&mut st, 1, by_feature).unwrap();
+        assert_eq!(scores(&st), before, "a ranking writes nothing");
+        let (x, y) = (before[0].0, before[1].0);
+        assert_eq!(best.apprentice.len(), 1);
+        assert_eq!(best.apprentice[0].id, y, "y's [3] scores best: {best:?}");
+        // Soft focus ties x and y at 0.8: the smaller row id first.
+        assert_eq!(best.soft[0].id, x.min(y));
+        let all = rank_frontier(&mut st, 5, by_feature).unwrap();
+        assert_eq!(all.soft.len(), 2, "z has no features: {all:?}");
+        assert!(all.apprentice[0].apprentice >= all.apprentice[1].apprentice);
+        drop(st);
+        let _ = std::fs::remove_file(&p);
+    }
+
+    #[test]
+    fn a_rescore_beside_the_loop_lands_what_the_one_in_line_writes() {
+        let (mut inline, p) = featured("inline");
+        by_apprentice(&mut inline, |f, b| apprentice().blend(f, b)).unwrap();
+        let want = scores(&inline);
+        let (st, q) = featured("beside");
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let mut slot = Some(st);
+        let mut beside = Beside::default();
+        beside.ask(std::sync::Arc::new(apprentice()), 2, true);
+        let landed = rt.block_on(async {
+            for _ in 0..500 {
+                if let Some(done) = beside.step(&mut slot).await.unwrap() {
+                    return done;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            panic!("the pass never landed");
+        });
+        let st = slot.take().unwrap();
+        assert_eq!(scores(&st), want);
+        assert_eq!((landed.scored, landed.written), (2, landed.changed));
+        assert_eq!(landed.best.apprentice.len(), 2);
+        drop((st, inline));
+        let _ = (std::fs::remove_file(&p), std::fs::remove_file(&q));
+    }
+
+    /// An apprentice trained so that feature 3 leads to relevant pages and 1 and 2 do not.
+    fn apprentice() -> forager_classifier::apprentice::Apprentice {
+        let mut a = forager_classifier::apprentice::Apprentice::new();
+        for _ in 0..5 {
+            a.add(&[3], true);
+            a.add(&[1], false);
+            a.add(&[2], false);
+        }
+        a
     }
 }

@@ -42,6 +42,8 @@ pub(super) struct Watchdog<S: CrawlDb> {
     /// The apprentice, learning, and guiding when it should; the workers read the snapshots
     /// it publishes.
     learning: Option<Learning>,
+    /// The apprentice's re-score of the frontier beside the loop.
+    rescoring: super::rescore::Beside,
     since_distill: u64,
     distilling: Option<JoinHandle<Scores>>,
     log: Option<std::io::BufWriter<std::fs::File>>,
@@ -106,6 +108,7 @@ impl<S: CrawlDb> Watchdog<S> {
             sh,
             warc_task,
             learning,
+            rescoring: Default::default(),
             since_distill: 0,
             distilling: None,
             log,

@@ -74,6 +74,21 @@ pub struct InLink {
     pub features: Option<Vec<u32>>,
 }
 
+/// A frontier URL's new score, set only while it still holds the score it was read with:
+/// (its id, that score, the new one).
+pub type ScoreChange = (PageId, f64, f64);
+
+/// The links into frontier URLs, read on a connection of the reader's own: re-scoring the
+/// frontier beside the crawl while its door records.
+pub trait InLinkReader: Send {
+    /// A page of links into frontier URLs, as [`CrawlDb::frontier_in_links`].
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>>;
+}
+
 /// The crawl database as the crawl uses it (focused-crawling-1999 §4.1): the frontier, the
 /// record of each fetch, and the tables the mining programs read and write.
 pub trait CrawlDb: Send + 'static {
@@ -146,6 +161,14 @@ pub trait CrawlDb: Send + 'static {
     ) -> Result<Vec<InLink>>;
     /// Sets frontier URLs' scores (as the policy re-scored them); returns rows updated.
     fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize>;
+    /// Sets the new score of each frontier URL that still holds the score it was read with
+    /// (a URL raised or fetched since keeps what it has); returns rows updated.
+    fn swap_frontier_scores(&mut self, changes: &[ScoreChange]) -> Result<usize>;
+    /// A reader of the links into frontier URLs on a connection of its own, or `None` when
+    /// the back-end has none (an in-memory database).
+    fn in_link_reader(&self) -> Result<Option<Box<dyn InLinkReader>>> {
+        Ok(None)
+    }
     /// A page of fetched pages' texts, in id order after `after` (from the first when `None`).
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>>;
     /// Stores fetched pages' new verdicts.
@@ -250,6 +273,12 @@ impl CrawlDb for Store {
     fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
         Store::set_frontier_scores(self, scores)
     }
+    fn swap_frontier_scores(&mut self, changes: &[ScoreChange]) -> Result<usize> {
+        Store::swap_frontier_scores(self, changes)
+    }
+    fn in_link_reader(&self) -> Result<Option<Box<dyn InLinkReader>>> {
+        Store::in_link_reader(self)
+    }
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         Store::fetched_texts(self, after, limit)
     }
@@ -350,6 +379,12 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     }
     fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
         (**self).set_frontier_scores(scores)
+    }
+    fn swap_frontier_scores(&mut self, changes: &[ScoreChange]) -> Result<usize> {
+        (**self).swap_frontier_scores(changes)
+    }
+    fn in_link_reader(&self) -> Result<Option<Box<dyn InLinkReader>>> {
+        (**self).in_link_reader()
     }
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         (**self).fetched_texts(after, limit)

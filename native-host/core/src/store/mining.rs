@@ -1,8 +1,9 @@
 //! The crawl database's side for the mining programs: the graph the distiller reads and the
 //! scores it writes back, the apprentice's training instances and its frontier re-scoring.
 
-use super::{features_from_blob, now, DocStatus, InLink, PageId, Result, Store};
-use rusqlite::{params, Connection};
+use super::{features_from_blob, now, DocStatus, InLink, InLinkReader, PageId, Result};
+use super::{ScoreChange, Store};
+use rusqlite::{params, Connection, OpenFlags};
 use std::collections::HashMap;
 
 impl Store {
@@ -13,34 +14,37 @@ impl Store {
         after: Option<(PageId, PageId)>,
         limit: usize,
     ) -> Result<Vec<InLink>> {
-        let after = after.map_or((i64::MIN, i64::MIN), |(d, s)| (d.raw(), s.raw()));
-        // CROSS JOIN keeps `doc` (by row id) the outer loop and `link` (by its target index,
-        // in source order) the inner one: pages never sort, and only the links into unvisited
-        // URLs are read (#27: walking every link and dropping those into fetched pages was 35%
-        // of a guided soft crawl's CPU on FOLDOC).
-        let mut st = self.conn.prepare_cached(
-            "SELECT d.oid, d.relevance, l.oid_src, s.status, s.relevance, l.weight, l.features
-             FROM doc d CROSS JOIN link l INDEXED BY link_dst ON l.oid_dst = d.oid
-             CROSS JOIN doc s ON s.oid = l.oid_src
-             WHERE d.oid >= ?1 AND d.status = ?3 AND (d.oid > ?1 OR l.oid_src > ?2)
-             ORDER BY d.oid, l.oid_src LIMIT ?4",
-        )?;
-        let rows = st.query_map(
-            params![after.0, after.1, DocStatus::Unvisited, limit as i64],
-            |r| {
-                let fetched = r.get::<_, DocStatus>(3)? == DocStatus::Fetched;
-                let features: Option<Vec<u8>> = r.get(6)?;
-                Ok(InLink {
-                    dst: r.get(0)?,
-                    dst_score: r.get(1)?,
-                    src: r.get(2)?,
-                    src_relevance: if fetched { Some(r.get(4)?) } else { None },
-                    weight: r.get(5)?,
-                    features: features.map(|b| features_from_blob(&b)),
-                })
-            },
-        )?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+        frontier_in_links_of(&self.conn, after, limit)
+    }
+
+    /// A reader of the links into frontier URLs on a read-only connection of its own (the
+    /// re-score beside the crawl; WAL lets it read while this door writes); `None` for a
+    /// database with no file.
+    pub fn in_link_reader(&self) -> Result<Option<Box<dyn InLinkReader>>> {
+        let Some(path) = self.conn.path().filter(|p| !p.is_empty()) else {
+            return Ok(None);
+        };
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        Ok(Some(Box::new(LinkReader(conn))))
+    }
+
+    /// Sets each change's new score where its unvisited URL still holds the score it was read
+    /// with, in one transaction; returns rows updated.
+    pub fn swap_frontier_scores(&mut self, changes: &[ScoreChange]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        {
+            let mut up = tx.prepare_cached(
+                "UPDATE doc SET relevance = ?3 WHERE oid = ?1 AND status = ?4 AND relevance = ?2",
+            )?;
+            for (oid, old, new) in changes {
+                n += up.execute(params![oid, old, new, DocStatus::Unvisited])?;
+            }
+        }
+        tx.commit()?;
+        self.caches.rows_changed();
+        Ok(n)
     }
 
     /// Sets the frontier scores of unvisited URLs, in one transaction; returns rows updated.
@@ -127,6 +131,56 @@ impl Store {
             params![url, score, super::url_key::url_key(url)],
         )?)
     }
+}
+
+/// The links into frontier URLs read on a connection of their own.
+struct LinkReader(Connection);
+
+impl InLinkReader for LinkReader {
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
+        frontier_in_links_of(&self.0, after, limit)
+    }
+}
+
+/// A page of links into frontier URLs of the crawl database on `conn`, in (target, source)
+/// order after `after`.
+fn frontier_in_links_of(
+    conn: &Connection,
+    after: Option<(PageId, PageId)>,
+    limit: usize,
+) -> Result<Vec<InLink>> {
+    let after = after.map_or((i64::MIN, i64::MIN), |(d, s)| (d.raw(), s.raw()));
+    // CROSS JOIN keeps `doc` (by row id) the outer loop and `link` (by its target index,
+    // in source order) the inner one: pages never sort, and only the links into unvisited
+    // URLs are read (#27: walking every link and dropping those into fetched pages was 35%
+    // of a guided soft crawl's CPU on FOLDOC).
+    let mut st = conn.prepare_cached(
+        "SELECT d.oid, d.relevance, l.oid_src, s.status, s.relevance, l.weight, l.features
+         FROM doc d CROSS JOIN link l INDEXED BY link_dst ON l.oid_dst = d.oid
+         CROSS JOIN doc s ON s.oid = l.oid_src
+         WHERE d.oid >= ?1 AND d.status = ?3 AND (d.oid > ?1 OR l.oid_src > ?2)
+         ORDER BY d.oid, l.oid_src LIMIT ?4",
+    )?;
+    let rows = st.query_map(
+        params![after.0, after.1, DocStatus::Unvisited, limit as i64],
+        |r| {
+            let fetched = r.get::<_, DocStatus>(3)? == DocStatus::Fetched;
+            let features: Option<Vec<u8>> = r.get(6)?;
+            Ok(InLink {
+                dst: r.get(0)?,
+                dst_score: r.get(1)?,
+                src: r.get(2)?,
+                src_relevance: if fetched { Some(r.get(4)?) } else { None },
+                weight: r.get(5)?,
+                features: features.map(|b| features_from_blob(&b)),
+            })
+        },
+    )?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
 /// The crawl graph of a crawl database (also read-only connections, for reports).

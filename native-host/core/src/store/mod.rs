@@ -25,7 +25,7 @@ mod url_key;
 
 use seen::Caches;
 
-pub use crawl_db::{CrawlDb, InLink, PageId, PageText, PAGE};
+pub use crawl_db::{CrawlDb, InLink, InLinkReader, PageId, PageText, ScoreChange, PAGE};
 pub use judge::{fetched_text_of, TextSample, Verdict};
 pub use lease::{WorkerRow, LEASE, LOCAL_WORKER, RENEW_EVERY};
 pub use locator::{open, open_read, upgrade, Locator};

@@ -9,11 +9,12 @@ use super::Watchdog;
 use crate::store::{self, CrawlDb};
 use forager_classifier::apprentice::Apprentice;
 use std::sync::Arc;
-use tracing::{debug_span, Instrument};
+use tracing::{debug, debug_span, Instrument};
 
 impl<S: CrawlDb> Watchdog<S> {
     /// The apprentice learns what was recorded; at its retrain points it is published and the
-    /// frontier re-scored with it while it guides, and withdrawn (the frontier back to soft
+    /// frontier re-scored with it while it guides (beside the loop, or in line when the crawl
+    /// is deterministic: [`rescore::Beside`]), and withdrawn (the frontier back to soft
     /// focus's scores) when the critic stops it.
     pub(super) async fn retrain(
         &mut self,
@@ -28,23 +29,41 @@ impl<S: CrawlDb> Watchdog<S> {
         self.progress.apprentice_guides = l.guiding();
         self.progress.critic_auc = l.critic();
         let (snapshot, guides) = match step {
-            None => return Ok(()),
+            None => return self.rescore_beside().await,
             Some(Step::Guide(a)) => (a, true),
             Some(Step::Unguide) => (Arc::new(Apprentice::default()), false),
         };
         *(self.sh.apprentice.write()).unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
         if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
             let mode = self.config.mode;
-            blocking(&mut self.store, move |s| {
-                if guides {
-                    rescore::by_apprentice(s, |f, base| snapshot.blend(f, base))
-                } else {
-                    rescore::by_soft_focus(s, mode)
-                }
-            })
-            .await?;
+            if guides && !self.config.deterministic {
+                self.rescoring.ask(snapshot, 0, true);
+            } else {
+                self.rescoring.cancel();
+                blocking(&mut self.store, move |s| {
+                    if guides {
+                        rescore::by_apprentice(s, |f, base| snapshot.blend(f, base))
+                    } else {
+                        rescore::by_soft_focus(s, mode)
+                    }
+                })
+                .await?;
+            }
         }
         self.progress.apprentice_retrains += u64::from(guides);
+        self.rescore_beside().await
+    }
+
+    /// The re-score beside the loop: writes what it has sent, and starts the one asked for.
+    async fn rescore_beside(&mut self) -> Result<(), CrawlError> {
+        if let Some(done) = self.rescoring.step(&mut self.store).await? {
+            debug!(
+                scored = done.scored,
+                changed = done.changed,
+                written = done.written,
+                "frontier re-scored beside the loop"
+            );
+        }
         Ok(())
     }
 

@@ -144,6 +144,31 @@ pub fn frontier_scores_are_persisted_for_unvisited_urls_only(db: &mut dyn CrawlD
     assert_eq!(next[0].score, 0.95);
 }
 
+/// A score swap sets the new score only where the unvisited URL still holds the score it was
+/// read with, and a reader of the door's own (the re-score beside the crawl) reads the links
+/// into the frontier as the door does, the swap included.
+pub fn frontier_scores_swap_only_where_unchanged(db: &mut dyn CrawlDb) {
+    let (a, _) = two_fetched_parents(db);
+    let rows = all_in_links(db, PAGE);
+    let into = |f: Option<Vec<u32>>| rows.iter().find(|l| l.features == f).expect("link").dst;
+    let (x, y, z) = (into(Some(vec![1])), into(Some(vec![2])), into(None));
+    // x holds 0.8: swapped; z holds 0.3, not 0.9: kept; a is fetched: kept.
+    let changes = [(x, 0.8, 0.1), (z, 0.9, 0.95), (a, 0.8, 0.2)];
+    assert_eq!(db.swap_frontier_scores(&changes).unwrap(), 1);
+    let order: Vec<(PageId, f64)> = co(db, 3).iter().map(|w| (w.oid, w.score)).collect();
+    assert_eq!(order, vec![(y, 0.8), (z, 0.3), (x, 0.1)]);
+    db.release(&[x, y, z]).unwrap();
+    if let Some(r) = db.in_link_reader().unwrap() {
+        let (mut seen, mut after) = (Vec::new(), None);
+        while let Some(last) = r.frontier_in_links(after, 1).unwrap().pop() {
+            after = Some((last.dst, last.src));
+            seen.push(last);
+        }
+        assert_eq!(seen, all_in_links(db, PAGE));
+        assert!(seen.iter().any(|l| l.dst == x && l.dst_score == 0.1));
+    }
+}
+
 /// A boost raises the out-links of a fetched page to at least the given score and never
 /// lowers one.
 pub fn boosts_raise_out_links_to_at_least_the_given_score(db: &mut dyn CrawlDb) {
@@ -277,7 +302,7 @@ pub fn one_worker_checks_out_in_global_frontier_order(db: &mut dyn CrawlDb) {
 /// first was dropped (a crash), it is the same crawl.
 pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
     type Case = (&'static str, fn(&mut dyn CrawlDb));
-    let cases: [Case; 17] = [
+    let cases: [Case; 18] = [
         (
             "in-links",
             frontier_keeps_the_best_parent_and_pages_its_in_links,
@@ -286,6 +311,7 @@ pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
             "scores",
             frontier_scores_are_persisted_for_unvisited_urls_only,
         ),
+        ("swap", frontier_scores_swap_only_where_unchanged),
         ("boosts", boosts_raise_out_links_to_at_least_the_given_score),
         ("texts", fetched_texts_page_out_and_verdicts_are_stored),
         (

@@ -5,8 +5,8 @@
 use super::{limit, rows, Conn};
 use crate::distiller::{Edge, Scores};
 use crate::store::{
-    decompress_text, features_from_blob, now, ApprenticeEvidence, DocStatus, InLink, PageId,
-    PageText, Result, Verdict,
+    decompress_text, features_from_blob, now, ApprenticeEvidence, DocStatus, InLink, InLinkReader,
+    PageId, PageText, Result, ScoreChange, Verdict,
 };
 use postgres::types::ToSql;
 use postgres::Transaction;
@@ -156,6 +156,39 @@ pub(super) fn set_frontier_scores(c: &mut Conn, scores: &[(PageId, f64)]) -> Res
         DocStatus::Unvisited,
         &[&oids, &s],
     )
+}
+
+/// Sets each change's new score where its unvisited URL still holds the score it was read
+/// with (one statement); returns rows updated.
+pub(super) fn swap_frontier_scores(c: &mut Conn, changes: &[ScoreChange]) -> Result<usize> {
+    let mut cols: (Vec<i64>, Vec<f64>, Vec<f64>) = Default::default();
+    for (oid, old, new) in changes {
+        cols.0.push(oid.raw());
+        cols.1.push(*old);
+        cols.2.push(*new);
+    }
+    let code = DocStatus::Unvisited.code();
+    between_records(c, |tx| {
+        Ok(rows(tx.execute(
+            "UPDATE doc SET relevance = u.new
+             FROM unnest($1::int8[], $2::float8[], $3::float8[]) AS u(oid, old, new)
+             WHERE doc.oid = u.oid AND doc.status = $4 AND doc.relevance = u.old",
+            &[&cols.0, &cols.1, &cols.2, &code],
+        )?))
+    })
+}
+
+/// The links into frontier URLs, read through another handle on the door's pool.
+pub(super) struct LinkReader(pub(super) super::PgStore);
+
+impl InLinkReader for LinkReader {
+    fn frontier_in_links(
+        &self,
+        after: Option<(PageId, PageId)>,
+        limit: usize,
+    ) -> Result<Vec<InLink>> {
+        self.0.with(|c| frontier_in_links(c, after, limit))
+    }
 }
 
 /// A page of fetched pages with stored text, in id order after `after`.

@@ -345,6 +345,12 @@ impl CrawlDb for PgStore {
     fn set_frontier_scores(&mut self, scores: &[(PageId, f64)]) -> Result<usize> {
         self.with(|c| mining::set_frontier_scores(c, scores))
     }
+    fn swap_frontier_scores(&mut self, changes: &[crate::store::ScoreChange]) -> Result<usize> {
+        self.with(|c| mining::swap_frontier_scores(c, changes))
+    }
+    fn in_link_reader(&self) -> Result<Option<Box<dyn crate::store::InLinkReader>>> {
+        Ok(Some(Box::new(mining::LinkReader(self.handle()))))
+    }
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         self.with(|c| mining::fetched_texts(c, after, limit))
     }
