@@ -7,16 +7,19 @@
 //! PostgreSQL: `FORAGER_TEST_PG`, else a throwaway cluster from scripts/pg-cluster.sh.
 //! Knobs (environment): SCALING_SITES (2000), SCALING_CONCURRENCY (4 fetches in flight per
 //! process), SCALING_DELAY (1 s per host), SCALING_WARMUP (8 s), SCALING_WINDOW (20 s),
-//! SCALING_LATENCY (50..100 ms), SCALING_BASE (another `forager` binary, say an earlier
-//! build: each process count is then run with it and with this one, alternating, for a
-//! before/after table from one run).
+//! SCALING_LATENCY (50..100 ms), SCALING_PROCESSES (1,2,4), SCALING_BASE (another `forager`
+//! binary, say an earlier build: each process count is then run with it and with this one,
+//! alternating, for a before/after table from one run), SCALING_TRACE (1: print what each
+//! process's fetch slots did over the window — busy, waiting on politeness, on robots.txt, on
+//! checkout — from its traced spans: see common/slots.rs).
 
 #[path = "common/pg.rs"]
 mod pg;
+#[path = "common/slots.rs"]
+mod slots;
 #[path = "common/synth_model.rs"]
 mod synth_model;
-use forager::store::postgres::{testing, testing::TestDb, PgStore};
-use forager::store::CrawlDb;
+use forager::store::postgres::{testing, testing::TestDb};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -40,9 +43,10 @@ fn cpu_secs(pid: u32) -> f64 {
     f.iter().sum::<f64>() / 100.0
 }
 
-/// Pages the shared crawl has fetched.
+/// Pages the shared crawl has fetched. (The bench reads the crawl database with plain SQL: a
+/// door of this build would bring its schema to this build's version under a base build.)
 fn fetched(db: &str) -> i64 {
-    PgStore::open(db).and_then(|s| s.fetched()).unwrap_or(0)
+    testing::number(db, "SELECT count(*) FROM doc WHERE status = 2")
 }
 
 /// The settings every process of a run shares.
@@ -56,6 +60,8 @@ struct Setup {
     warmup: f64,
     window: f64,
     logs: std::path::PathBuf,
+    /// Trace each process's fetch slots (`SCALING_TRACE`).
+    trace: bool,
 }
 
 /// One run with `n` processes of the binary `forager`: pages/s over the window, each
@@ -70,6 +76,9 @@ fn run(pg: &str, s: &Setup, n: usize, forager: &str) -> (f64, Vec<f64>, i64, i64
             .args(["--delay", &s.delay.to_string()])
             .args(["--concurrency", &s.concurrency.to_string()])
             .stdout(Stdio::null());
+        if s.trace {
+            c.env("RUST_LOG", slots::RUST_LOG).env("NO_COLOR", "1");
+        }
     };
     let log = |i: usize| s.logs.join(format!("{n}-{i}.log"));
     let mut crawl = Command::new(forager);
@@ -85,8 +94,11 @@ fn run(pg: &str, s: &Setup, n: usize, forager: &str) -> (f64, Vec<f64>, i64, i64
     let mut kids: Vec<Child> = vec![crawl.spawn().unwrap()];
     // Workers join once the crawl has stored its model (else they say so and stop).
     let t = Instant::now();
-    let laid_out =
-        || PgStore::open(db.url()).is_ok_and(|s| s.model_bytes().is_ok_and(|m| m.is_some()));
+    let laid_out = || {
+        let has = |sql: &str| testing::number(db.url(), sql) > 0;
+        has("SELECT count(*) FROM pg_tables WHERE tablename = 'meta'")
+            && has("SELECT count(*) FROM meta WHERE key = 'model'")
+    };
     while !laid_out() && t.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -103,19 +115,17 @@ fn run(pg: &str, s: &Setup, n: usize, forager: &str) -> (f64, Vec<f64>, i64, i64
     let mut watch = testing::Sessions::connect(db.url());
     let dead0 = watch.deadlocks();
     let (me0, f0, t0) = (cpu_secs(me), fetched(db.url()), Instant::now());
+    let day0 = slots::of_day(std::time::SystemTime::now());
     let sessions = sample_sessions(&mut watch, Duration::from_secs_f64(s.window));
     let (f1, secs) = (fetched(db.url()), t0.elapsed().as_secs_f64());
+    if s.trace {
+        trace_slots(s, n, day0, day0 + secs);
+    }
     let deadlocks = watch.deadlocks() - dead0;
     drop(watch);
-    let held: Vec<String> = (PgStore::open(db.url()).and_then(|s| s.reader().workers()))
-        .unwrap_or_default()
-        .iter()
-        .filter(|w| w.hosts > 0)
-        .map(|w| w.hosts.to_string())
-        .collect();
+    let held = testing::leased_hosts(db.url());
     eprintln!(
-        "{n} processes: hosts held at the window's end {}; server sessions on average: {sessions}",
-        held.join(" ")
+        "{n} processes: hosts held at the window's end {held}; server sessions on average: {sessions}"
     );
     let mut cpu: Vec<f64> = kids
         .iter()
@@ -123,6 +133,14 @@ fn run(pg: &str, s: &Setup, n: usize, forager: &str) -> (f64, Vec<f64>, i64, i64
         .map(|(k, c0)| (cpu_secs(k.id()) - c0) / secs)
         .collect();
     cpu.push((cpu_secs(me) - me0) / secs);
+    end(&mut kids, n, log);
+    drop(db);
+    ((f1 - f0) as f64 / secs, cpu, f1, deadlocks)
+}
+
+/// Says which of the `n` processes `kids` stopped before the window's end, and why (from its
+/// log), then ends them all.
+fn end(kids: &mut [Child], n: usize, log: impl Fn(usize) -> std::path::PathBuf) {
     for (i, k) in kids.iter_mut().enumerate() {
         if !matches!(k.try_wait(), Ok(None)) {
             let said = std::fs::read_to_string(log(i)).unwrap_or_default();
@@ -133,12 +151,20 @@ fn run(pg: &str, s: &Setup, n: usize, forager: &str) -> (f64, Vec<f64>, i64, i64
             eprintln!("{n} processes: process {i} stopped before the window's end: {last}");
         }
     }
-    for k in &mut kids {
+    for k in kids {
         let _ = k.kill();
         let _ = k.wait();
     }
-    drop(db);
-    ((f1 - f0) as f64 / secs, cpu, f1, deadlocks)
+}
+
+/// Prints what each process's fetch slots did over the window `from`..`to` (seconds of the
+/// day), from the spans in its log.
+fn trace_slots(s: &Setup, n: usize, from: f64, to: f64) {
+    for i in 0..n {
+        let log = std::fs::read_to_string(s.logs.join(format!("{n}-{i}.log"))).unwrap_or_default();
+        let traced = slots::read(&log, s.concurrency, from, to);
+        eprintln!("{n} processes: process {i}'s fetch slots: {traced}");
+    }
 }
 
 /// Samples the server's sessions on the crawl database every 100 ms for `window`: the average
@@ -219,6 +245,7 @@ fn main() {
         warmup: knob("SCALING_WARMUP", 8.0),
         window: knob("SCALING_WINDOW", 20.0),
         logs: dir.clone(),
+        trace: knob("SCALING_TRACE", 0) > 0,
     };
     println!(
         "scaling: {} hosts, latency {}..{} ms, per-host delay {} s, {} fetches in flight per process, \
@@ -240,7 +267,10 @@ fn main() {
     println!("| processes | build | pages/s | x one | pages at end | deadlocks | CPU share per process (crawl, workers..., bench+server) |");
     println!("|---:|---|---:|---:|---:|---:|---|");
     let mut one = vec![f64::NAN; builds.len()];
-    for n in [1, 2, 4] {
+    let counts: Vec<usize> = (knob("SCALING_PROCESSES", "1,2,4".to_owned()).split(','))
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    for n in counts {
         for (b, (name, forager)) in builds.iter().enumerate() {
             eprintln!("{n} processes of {name} ({forager})");
             let (rate, cpu, total, deadlocks) = run(&pg.url, &setup, n, forager);

@@ -28,6 +28,7 @@ use forager_classifier::links::link_features;
 use forager_classifier::{Classification, Classifier, Scratch};
 use std::collections::HashSet;
 
+pub mod claim;
 pub mod critic;
 pub mod rules;
 pub use rules::{

@@ -90,6 +90,7 @@ impl<S: CrawlDb> Watchdog<S> {
         super::shared::follow(&config, &sh);
         let log = setup::fetch_log(&config, &store)?;
         store.set_mode(&format!("{:?}", config.mode))?;
+        store.set_politeness(config.delay);
         let mut store = Some(store);
         let learner =
             setup::first_learner(&mut store, config.apprentice.is_some(), initial).await?;

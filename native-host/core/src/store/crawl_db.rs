@@ -200,6 +200,10 @@ pub trait CrawlDb: Send + 'static {
     fn shared(&mut self) -> Option<&mut dyn super::SharedDb> {
         None
     }
+    /// The least time between two requests to one host in this door's crawl: a checkout on a
+    /// shared crawl takes URLs of hosts ready now first ([`crate::crawl::policy::claim`]); a
+    /// no-op where one process holds every host.
+    fn set_politeness(&mut self, _gap: Duration) {}
 }
 
 impl CrawlDb for Store {
@@ -415,5 +419,8 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     }
     fn shared(&mut self) -> Option<&mut dyn super::SharedDb> {
         (**self).shared()
+    }
+    fn set_politeness(&mut self, gap: Duration) {
+        (**self).set_politeness(gap)
     }
 }

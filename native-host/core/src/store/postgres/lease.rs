@@ -16,6 +16,7 @@
 //! slips through anyway is run again by the door.
 
 use super::{limit, rows, Conn};
+use crate::crawl::policy::claim;
 use crate::store::{now, DocStatus, PageId, Result, Work};
 use postgres::Transaction;
 use r2d2_postgres::postgres;
@@ -60,27 +61,50 @@ fn claiming<'c>(
     Ok((tx, lapsed))
 }
 
-/// Gives the hosts `sids` (each: taken over from a lapsed lease?) to `worker` and marks
-/// `oids` in flight, counted as its checkouts; a host taken over from a lapsed lease has its
-/// in-flight URLs returned to the frontier first (its holder is gone). One round trip unless
-/// a lease lapsed.
-fn claim(tx: &mut Transaction<'_>, worker: &str, sids: &[(i64, bool)], oids: &[i64]) -> Result<()> {
+/// Gives the hosts `sids` (each: taken over from a lapsed lease?) to `worker`, moves the
+/// next politeness slot of the hosts in `ready_at` (host, Unix seconds; see
+/// [`claim::ready_first`]) and marks `oids` in flight, counted as its checkouts; a host taken
+/// over from a lapsed lease has its in-flight URLs returned to the frontier first (its holder
+/// is gone). One round trip unless a lease lapsed.
+fn claim(
+    tx: &mut Transaction<'_>,
+    worker: &str,
+    sids: &[(i64, bool)],
+    (oids, ready_at): (&[i64], &[(i64, f64)]),
+) -> Result<()> {
     let lapsed: Vec<i64> = sids.iter().filter(|s| s.1).map(|s| s.0).collect();
-    let mut all: Vec<i64> = sids.iter().map(|s| s.0).collect();
+    let mut all: Vec<i64> = (sids.iter().map(|s| s.0))
+        .chain(ready_at.iter().map(|r| r.0))
+        .collect();
     all.sort_unstable();
+    all.dedup();
+    let claimed: Vec<i64> = sids.iter().map(|s| s.0).collect();
+    let (slot_sid, slot_at): (Vec<i64>, Vec<f64>) = ready_at.iter().copied().unzip();
     if !lapsed.is_empty() {
         back_to_frontier(tx, "d.sid = ANY($1)", &[&lapsed])?;
     }
     // The checked-out rows are locked already (the pick); then `server` rows in id order.
     tx.execute(
         "WITH held AS (
-           UPDATE server SET lease_owner = $1 WHERE sid IN (
-             SELECT sid FROM server WHERE sid = ANY($2) ORDER BY sid FOR NO KEY UPDATE)),
+           UPDATE server s SET
+             lease_owner = CASE WHEN s.sid = ANY($5) THEN $1 ELSE s.lease_owner END,
+             ready_at = coalesce(r.at, s.ready_at)
+           FROM (SELECT sid FROM server WHERE sid = ANY($2) ORDER BY sid FOR NO KEY UPDATE) l
+           LEFT JOIN unnest($6::int8[], $7::float8[]) AS r(sid, at) ON r.sid = l.sid
+           WHERE s.sid = l.sid),
          counted AS (
            UPDATE worker SET checked_out = checked_out + cardinality($3::int8[])
            WHERE name = $1)
          UPDATE doc SET status = $4 WHERE oid = ANY($3)",
-        &[&worker, &all, &oids, &DocStatus::InFlight.code()],
+        &[
+            &worker,
+            &all,
+            &oids,
+            &DocStatus::InFlight.code(),
+            &claimed,
+            &slot_sid,
+            &slot_at,
+        ],
     )?;
     Ok(())
 }
@@ -107,9 +131,15 @@ fn back_to_frontier(
     Ok(rows(tx.execute(sql.as_str(), &all)?))
 }
 
-/// Checks out for `worker` up to `n` frontier URLs in frontier order among the hosts it holds
-/// or may take (claimed as met), marking them in flight.
-pub(super) fn checkout(c: &mut Conn, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
+/// Checks out for `worker` up to `n` frontier URLs among the hosts it holds or may take
+/// (claimed as met), marking them in flight: with a politeness `gap`, URLs of hosts ready now
+/// first ([`claim::ready_first`]), else in frontier order.
+pub(super) fn checkout(
+    c: &mut Conn,
+    worker: &str,
+    n: usize,
+    (lease, gap): (Duration, Duration),
+) -> Result<Vec<Work>> {
     let at = now();
     let (mut tx, lapsed) = claiming(c, worker, lease, at)?;
     // Lapsed leases end first: a dead worker's in-flight URLs are back before the frontier is
@@ -117,19 +147,28 @@ pub(super) fn checkout(c: &mut Conn, worker: &str, n: usize, lease: Duration) ->
     if lapsed {
         expire(&mut tx, at)?;
     }
+    let gap = gap.as_secs_f64();
     let picked = tx.query(
         &format!(
-            "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner
+            "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner,
+               s.ready_at
              FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0 AND {MAY_HAVE}
              ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3
              FOR UPDATE OF d SKIP LOCKED"
         ),
-        &[&worker, &at, &limit(n)],
+        &[&worker, &at, &limit(claim::candidates(n, gap))],
     )?;
+    let candidates: Vec<claim::Candidate> = (picked.iter())
+        .map(|r| claim::Candidate {
+            sid: r.get(5),
+            ready_at: r.get(7),
+        })
+        .collect();
+    let taken = claim::ready_first(&candidates, n, at, gap);
     let mut claimed = Vec::new();
     let mut seen = HashSet::new();
-    let mut work = Vec::with_capacity(picked.len());
-    for r in &picked {
+    let mut work = Vec::with_capacity(taken.picks.len());
+    for r in taken.picks.iter().map(|i| &picked[*i]) {
         let (sid, owner): (i64, Option<String>) = (r.get(5), r.get(6));
         if owner.as_deref() != Some(worker) && seen.insert(sid) {
             claimed.push((sid, owner.is_some()));
@@ -144,7 +183,7 @@ pub(super) fn checkout(c: &mut Conn, worker: &str, n: usize, lease: Duration) ->
         });
     }
     let oids: Vec<i64> = work.iter().map(|w| w.oid.raw()).collect();
-    claim(&mut tx, worker, &claimed, &oids)?;
+    claim(&mut tx, worker, &claimed, (&oids, &taken.ready_at))?;
     tx.commit()?;
     Ok(work)
 }
@@ -174,7 +213,7 @@ pub(super) fn claim_hosts(
     let claimed: Vec<(i64, bool)> = (best.iter())
         .map(|r| (r.get(0), r.get::<_, Option<String>>(2).is_some()))
         .collect();
-    claim(&mut tx, worker, &claimed, &[])?;
+    claim(&mut tx, worker, &claimed, (&[], &[]))?;
     tx.commit()?;
     Ok(best.iter().map(|r| r.get(1)).collect())
 }

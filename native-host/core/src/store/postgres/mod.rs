@@ -92,6 +92,9 @@ pub struct PgStore {
     job: std::sync::Mutex<Option<Conn>>,
     /// The worker this door last checked out for (its recorded pages count as that worker's).
     leased_as: Option<String>,
+    /// The crawl's least time between two requests to one host (a checkout takes ready hosts
+    /// first).
+    politeness: Duration,
 }
 
 /// A worker name unique to this door: host, process and a random part.
@@ -127,6 +130,7 @@ impl PgStore {
             name: worker_name(),
             job: std::sync::Mutex::default(),
             leased_as: None,
+            politeness: Duration::ZERO,
         })
     }
 
@@ -142,6 +146,7 @@ impl PgStore {
             name: self.name.clone(),
             job: std::sync::Mutex::default(),
             leased_as: self.leased_as.clone(),
+            politeness: self.politeness,
         }
     }
 
@@ -291,7 +296,8 @@ impl CrawlDb for PgStore {
     }
     fn checkout(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<Work>> {
         let who = self.who(worker).to_owned();
-        let work = self.with(|c| lease::checkout(c, &who, n, lease))?;
+        let gap = self.politeness;
+        let work = self.with(|c| lease::checkout(c, &who, n, (lease, gap)))?;
         self.leased_as = Some(who);
         Ok(work)
     }
@@ -384,6 +390,9 @@ impl CrawlDb for PgStore {
     }
     fn shared(&mut self) -> Option<&mut dyn crate::store::SharedDb> {
         Some(self)
+    }
+    fn set_politeness(&mut self, gap: Duration) {
+        self.politeness = gap;
     }
 }
 
