@@ -115,7 +115,9 @@ pub(super) fn save_taxonomy(c: &mut Conn, model: &forager_classifier::Model) -> 
     Ok(tx.commit()?)
 }
 
-/// A page of links into frontier URLs, in (target, source) order after `after`.
+/// A page of links into frontier URLs, in (target, source) order after `after`. `d.oid >= $1`
+/// (implied by the key) bounds the merge join's walk of `doc` too: without it each page read
+/// `doc` from its first row (a page at row 12,000 of FOLDOC: 16.8 ms, with it 5.1 ms).
 pub(super) fn frontier_in_links(
     c: &mut Conn,
     after: Option<(PageId, PageId)>,
@@ -125,7 +127,7 @@ pub(super) fn frontier_in_links(
     let rows = c.query(
         "SELECT l.oid_dst, d.relevance, l.oid_src, s.status, s.relevance, l.weight, l.features
          FROM link l JOIN doc d ON d.oid = l.oid_dst JOIN doc s ON s.oid = l.oid_src
-         WHERE (l.oid_dst, l.oid_src) > ($1, $2) AND d.status = $3
+         WHERE (l.oid_dst, l.oid_src) > ($1, $2) AND d.oid >= $1 AND d.status = $3
          ORDER BY l.oid_dst, l.oid_src LIMIT $4",
         &[&d, &s, &DocStatus::Unvisited.code(), &limit(n)],
     )?;
