@@ -104,12 +104,17 @@ impl Tokenizer {
 
     /// Maps one lower-cased word to its token, or `None` when the pipeline drops it.
     pub fn normalize(&self, word: &str) -> Option<String> {
+        self.normalized(word).map(std::borrow::Cow::into_owned)
+    }
+
+    /// [`Tokenizer::normalize`] without copying the word when it is its own token.
+    fn normalized<'w>(&self, word: &'w str) -> Option<std::borrow::Cow<'w, str>> {
         if self.stopwords.contains(word) {
             return None;
         }
         let token = match &self.stemmer {
-            Some(s) => s.stem(word).into_owned(),
-            None => word.to_owned(),
+            Some(s) => s.stem(word),
+            None => std::borrow::Cow::Borrowed(word),
         };
         let chars = token.chars().count();
         if chars < usize::from(self.options.min_chars) || token.len() > MAX_TOKEN_BYTES {
@@ -121,7 +126,7 @@ impl Tokenizer {
     /// Calls `f` with each token of `text` in order.
     pub fn for_each_token(&self, text: &str, mut f: impl FnMut(&str)) {
         self.for_each_word(text, |w| {
-            if let Some(t) = self.normalize(w) {
+            if let Some(t) = self.normalized(w) {
                 f(&t);
             }
         });

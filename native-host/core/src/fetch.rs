@@ -148,13 +148,24 @@ impl Fetched {
 
     /// The body decoded to text by the header charset, a `<meta>` charset, or UTF-8.
     pub fn text(&self) -> String {
-        decode_html(&self.body, self.content_type.as_deref())
+        self.html().into_owned()
+    }
+
+    /// [`Fetched::text`], borrowing the body when it is valid UTF-8 already (no copy of
+    /// every page the crawl parses).
+    pub fn html(&self) -> std::borrow::Cow<'_, str> {
+        decode(&self.body, self.content_type.as_deref())
     }
 }
 
 /// Decodes an HTML body: BOM, then the Content-Type charset, then a `<meta charset>` in the
 /// first 1024 bytes, else UTF-8; malformed sequences become U+FFFD.
 pub fn decode_html(body: &[u8], content_type: Option<&str>) -> String {
+    decode(body, content_type).into_owned()
+}
+
+/// [`decode_html`], borrowing `body` when it needs no change.
+fn decode<'b>(body: &'b [u8], content_type: Option<&str>) -> std::borrow::Cow<'b, str> {
     let from_header = content_type.and_then(charset_param);
     let head = &body[..body.len().min(1024)];
     let from_meta = || sniff_meta_charset(head);
@@ -163,7 +174,7 @@ pub fn decode_html(body: &[u8], content_type: Option<&str>) -> String {
         .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
         .unwrap_or(encoding_rs::UTF_8);
     let (text, _, _) = enc.decode(body);
-    text.into_owned()
+    text
 }
 
 fn charset_param(ct: &str) -> Option<String> {

@@ -359,7 +359,7 @@ impl HopGate for RobotsOnRedirect<'_> {
 fn analyse(sh: &Shared, resp: Fetched, url: url::Url, w: &Work) -> Outcome {
     let judge = sh.judge.read().unwrap_or_else(|p| p.into_inner()).clone();
     let parsing = debug_span!("fetch.parse").entered();
-    let html = resp.text();
+    let html = resp.html();
     let base = url::Url::parse(&resp.final_url).unwrap_or(url);
     let mut page = parse_page(&html, &base);
     drop(parsing);
