@@ -121,6 +121,11 @@ struct Scratch(PathBuf);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        // MILLION_KEEP_DB: keep the database to look into it (delete it yourself).
+        if std::env::var_os("MILLION_KEEP_DB").is_some() {
+            eprintln!("million bench: kept {}", self.0.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -2,7 +2,7 @@
 //! score over their parents and checked out in index order (num_tries asc, relevance desc,
 //! priority asc, rnd), never sorted at selection time.
 
-use super::features_to_blob;
+use super::features::FeatureDict;
 use super::seen::{Caches, Known};
 use super::url_key::url_key;
 use super::{now, ApprenticeEvidence, DocStatus, NewUrl, PageId, Result, Store, Work};
@@ -15,11 +15,17 @@ pub(super) struct Enqueue<'t> {
     find: CachedStatement<'t>,
     insert: CachedStatement<'t>,
     link: CachedStatement<'t>,
+    /// The links' feature dictionary (values new to it are stored with the link).
+    pub(super) features: &'t mut FeatureDict,
+    /// Dictionary values given out for the link being stored.
+    added: Vec<(u32, u32)>,
 }
 
 impl<'t> Enqueue<'t> {
-    /// The statements, prepared on `conn` (a transaction's).
-    pub(super) fn new(conn: &'t Connection) -> Result<Self> {
+    /// The statements, prepared on `conn` (a transaction's), and the feature dictionary as
+    /// the database holds it (values of an undone transaction forgotten).
+    pub(super) fn new(conn: &'t Connection, features: &'t mut FeatureDict) -> Result<Self> {
+        features.sync(conn)?;
         Ok(Enqueue {
             raise: conn.prepare_cached(
                 "UPDATE doc SET relevance = max(relevance, ?2) WHERE oid = ?1 AND status = 0",
@@ -36,6 +42,8 @@ impl<'t> Enqueue<'t> {
                 "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor, features, weight)
                  VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?,
+            features,
+            added: Vec::new(),
         })
     }
 
@@ -113,15 +121,14 @@ pub(super) fn enqueue(
         }
     };
     if let (Some((oid_src, sid_src)), Some((_, anchor))) = (src, &u.via) {
+        st.added.clear();
+        let blob = (u.features.as_deref()).map(|f| st.features.encode(f, &mut st.added));
         let fresh = st.link.execute(params![
-            oid_src,
-            known.oid,
-            sid_src,
-            sid,
-            anchor,
-            u.features.as_deref().map(features_to_blob),
-            u.weight
+            oid_src, known.oid, sid_src, sid, anchor, blob, u.weight
         ])?;
+        // A link already recorded keeps its blob, whose values are all stored: values first
+        // met in this one must be stored too (the dictionary never has gaps).
+        super::features::store_added(tx, &st.added)?;
         // The target is already fetched: the critic's verdict is known, train on it now.
         if let (1, true, Some(f)) = (fresh, known.fetched, &u.features) {
             instances.push((f.clone(), known.relevance));
@@ -147,7 +154,7 @@ impl Store {
     pub fn add_seeds(&mut self, seeds: &[NewUrl]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
-            let mut st = Enqueue::new(&tx)?;
+            let mut st = Enqueue::new(&tx, &mut self.features)?;
             for s in seeds {
                 enqueue(&tx, &mut st, &mut self.caches, s, None, &mut Vec::new())?;
             }

@@ -1,9 +1,11 @@
 //! The crawl database's side for the mining programs: the graph the distiller reads and the
 //! scores it writes back, the apprentice's training instances and its frontier re-scoring.
 
-use super::{features_from_blob, now, DocStatus, InLink, InLinkReader, PageId, Result};
+use super::features::FeatureDict;
+use super::{now, DocStatus, InLink, InLinkReader, PageId, Result};
 use super::{ScoreChange, Store};
 use rusqlite::{params, Connection, OpenFlags};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 impl Store {
@@ -14,7 +16,10 @@ impl Store {
         after: Option<(PageId, PageId)>,
         limit: usize,
     ) -> Result<Vec<InLink>> {
-        frontier_in_links_of(&self.conn, after, limit)
+        // This door's dictionary holds every value its own writes stored.
+        frontier_in_links_of(&self.conn, after, limit, &mut |b| {
+            Ok(self.features.decode(b))
+        })
     }
 
     /// A reader of the links into frontier URLs on a read-only connection of its own (the
@@ -26,7 +31,8 @@ impl Store {
         };
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        Ok(Some(Box::new(LinkReader(conn))))
+        let features = RefCell::new(FeatureDict::load(&conn)?);
+        Ok(Some(Box::new(LinkReader(conn, features))))
     }
 
     /// Sets each change's new score where its unvisited URL still holds the score it was read
@@ -133,8 +139,9 @@ impl Store {
     }
 }
 
-/// The links into frontier URLs read on a connection of their own.
-struct LinkReader(Connection);
+/// The links into frontier URLs read on a connection of their own, with the features'
+/// dictionary as that connection last read it (it catches up when a list needs newer values).
+struct LinkReader(Connection, RefCell<FeatureDict>);
 
 impl InLinkReader for LinkReader {
     fn frontier_in_links(
@@ -142,9 +149,13 @@ impl InLinkReader for LinkReader {
         after: Option<(PageId, PageId)>,
         limit: usize,
     ) -> Result<Vec<InLink>> {
-        frontier_in_links_of(&self.0, after, limit)
+        let mut dict = self.1.borrow_mut();
+        frontier_in_links_of(&self.0, after, limit, &mut |b| dict.decode_on(&self.0, b))
     }
 }
+
+/// Decodes a stored feature list: `None` for a damaged one.
+type Decode<'a> = dyn FnMut(&[u8]) -> Result<Option<Vec<u32>>> + 'a;
 
 /// A page of links into frontier URLs of the crawl database on `conn`, in (target, source)
 /// order after `after`.
@@ -152,6 +163,7 @@ fn frontier_in_links_of(
     conn: &Connection,
     after: Option<(PageId, PageId)>,
     limit: usize,
+    decode: &mut Decode<'_>,
 ) -> Result<Vec<InLink>> {
     let after = after.map_or((i64::MIN, i64::MIN), |(d, s)| (d.raw(), s.raw()));
     // CROSS JOIN keeps `doc` (by row id) the outer loop and `link` (by its target index,
@@ -170,17 +182,26 @@ fn frontier_in_links_of(
         |r| {
             let fetched = r.get::<_, DocStatus>(3)? == DocStatus::Fetched;
             let features: Option<Vec<u8>> = r.get(6)?;
-            Ok(InLink {
+            let link = InLink {
                 dst: r.get(0)?,
                 dst_score: r.get(1)?,
                 src: r.get(2)?,
                 src_relevance: if fetched { Some(r.get(4)?) } else { None },
                 weight: r.get(5)?,
-                features: features.map(|b| features_from_blob(&b)),
-            })
+                features: None,
+            };
+            Ok((link, features))
         },
     )?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
+    let rows: Vec<(InLink, Option<Vec<u8>>)> = rows.collect::<std::result::Result<_, _>>()?;
+    rows.into_iter()
+        .map(|(mut link, b)| {
+            if let Some(b) = b {
+                link.features = decode(&b)?;
+            }
+            Ok(link)
+        })
+        .collect()
 }
 
 /// The crawl graph of a crawl database (also read-only connections, for reports).

@@ -8,6 +8,7 @@ mod aside;
 pub mod contract;
 pub mod copy;
 mod crawl_db;
+mod features;
 mod frontier;
 mod judge;
 mod lease;
@@ -137,8 +138,9 @@ impl rusqlite::types::FromSql for DocStatus {
 
 /// Version 2 added the search index (`page_fts`) and `doc.first_fetched_at`/`changed_at`;
 /// version 3 finds URLs by their key (`doc.rnd`, indexed: [`url_key`]) instead of a UNIQUE
-/// index on `doc.url`. An older database is upgraded when opened for writing.
-const SCHEMA_VERSION: i64 = 3;
+/// index on `doc.url`; version 4 stores link features through a dictionary ([`features`]).
+/// An older database is upgraded when opened for writing.
+const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
@@ -162,6 +164,7 @@ CREATE TABLE IF NOT EXISTS link(
   sid_dst INTEGER NOT NULL, anchor TEXT, features BLOB, weight REAL NOT NULL DEFAULT 1,
   PRIMARY KEY(oid_src, oid_dst)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS link_dst ON link(oid_dst);
+CREATE TABLE IF NOT EXISTS feature(id INTEGER PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS taxonomy(
   kcid INTEGER PRIMARY KEY, pcid INTEGER NOT NULL, kcname TEXT NOT NULL, path TEXT NOT NULL,
   good INTEGER NOT NULL DEFAULT 0);
@@ -222,15 +225,14 @@ impl NewUrl {
 /// (the critic's label is the policy's: `crawl::policy::instance`).
 pub type ApprenticeEvidence = (Vec<u32>, f64);
 
+/// A feature list in the four-byte form (PostgreSQL's `link.features`, the copy's rows).
 fn features_to_blob(f: &[u32]) -> Vec<u8> {
-    f.iter().flat_map(|x| x.to_le_bytes()).collect()
+    features::raw::encode(f)
 }
 
-/// Decodes a stored feature list (trailing odd bytes are ignored).
+/// Decodes a feature list in the four-byte form (trailing odd bytes are ignored).
 pub fn features_from_blob(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    features::raw::decode(b)
 }
 
 /// What recording a batch produced.
@@ -321,6 +323,8 @@ pub struct Store {
     /// if the process dies).
     _lock: std::fs::File,
     caches: Caches,
+    /// The dictionary of the links' features (`feature`).
+    features: features::FeatureDict,
     /// The last fetch sequence number given.
     seq: i64,
     /// Keep the search index up to date (off only to measure what indexing costs:
@@ -384,6 +388,7 @@ impl Store {
         }
         news::migrate(&conn)?;
         url_key::migrate(&mut conn)?;
+        features::migrate(&mut conn, v)?;
         if !search::has_index(&conn)? {
             search::build_index(&mut conn, |done, total| {
                 if total > 0 {
@@ -402,10 +407,12 @@ impl Store {
         let seq = conn.query_row("SELECT coalesce(max(fetch_seq), 0) FROM doc", [], |r| {
             r.get(0)
         })?;
+        let features = features::FeatureDict::load(&conn)?;
         Ok(Store {
             conn,
             _lock: lock,
             caches: Caches::default(),
+            features,
             seq,
             index_text: std::env::var_os("FORAGER_SEARCH_INDEX").is_none_or(|v| v != "off"),
         })
@@ -427,7 +434,8 @@ impl Store {
             && ro
                 .prepare("SELECT first_fetched_at FROM doc LIMIT 0")
                 .is_ok()
-            && url_key::is_current(&ro)?;
+            && url_key::is_current(&ro)?
+            && features::is_current(&ro)?;
         drop(ro);
         if current {
             return Ok(false);

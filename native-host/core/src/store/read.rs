@@ -533,11 +533,17 @@ impl<C: Borrow<Connection>> Reader for SqliteReader<C> {
             "SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
              WHERE d.status = 2 AND l.features IS NOT NULL",
         )?;
-        let rows = st.query_map([], |r| {
-            let b: Vec<u8> = r.get(0)?;
-            Ok((super::features_from_blob(&b), r.get(1)?))
-        })?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+        let dict = super::features::FeatureDict::load(self.conn())?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, Vec<u8>>(0)?, r.get(1)?)))?;
+        let mut evidence = Vec::new();
+        for row in rows {
+            let (b, relevance) = row?;
+            // A damaged list teaches nothing rather than something wrong.
+            if let Some(f) = dict.decode(&b) {
+                evidence.push((f, relevance));
+            }
+        }
+        Ok(evidence)
     }
 
     /// (error kind, URLs given up on), most first.

@@ -1,12 +1,13 @@
 //! Recording a batch of fetch outcomes in one transaction: statuses, compressed texts, the
 //! fetch order, redirect targets, new links and the apprentice's training instances.
 
+use super::features::FeatureDict;
 use super::frontier::{enqueue, Enqueue};
 use super::seen::{Caches, Known};
 use super::url_key::url_key;
 use super::{
-    features_from_blob, now, search, ApprenticeEvidence, DocStatus, FetchedPage, NewUrl, Outcome,
-    Recorded, Result, Store,
+    now, search, ApprenticeEvidence, DocStatus, FetchedPage, NewUrl, Outcome, Recorded, Result,
+    Store,
 };
 use rusqlite::{params, Transaction};
 
@@ -26,7 +27,7 @@ impl Store {
         // crawler's CPU).
         let mut index = Vec::new();
         {
-            let st = &mut Enqueue::new(&tx)?;
+            let st = &mut Enqueue::new(&tx, &mut self.features)?;
             for o in batch {
                 if o.revisit {
                     rec.revisited += 1;
@@ -165,7 +166,7 @@ fn record_attempt(
     mark_redirect_target(tx, st, caches, o, &mut rec.instances)?;
     if o.status == DocStatus::Fetched {
         if tries == 0 {
-            instances_into(tx, o, &mut rec.instances)?;
+            instances_into(tx, st.features, o, &mut rec.instances)?;
         }
         caches.remember(
             &url,
@@ -222,6 +223,7 @@ fn mark_redirect_target(
 /// Links into a newly fetched page from pages fetched earlier become training instances.
 fn instances_into(
     tx: &Transaction,
+    features: &FeatureDict,
     o: &Outcome,
     instances: &mut Vec<ApprenticeEvidence>,
 ) -> Result<()> {
@@ -229,7 +231,10 @@ fn instances_into(
         tx.prepare_cached("SELECT features FROM link WHERE oid_dst = ?1 AND features IS NOT NULL")?;
     let rows = st.query_map([o.oid], |r| r.get::<_, Vec<u8>>(0))?;
     for b in rows {
-        instances.push((features_from_blob(&b?), o.relevance));
+        // A damaged list teaches nothing rather than something wrong.
+        if let Some(f) = features.decode(&b?) {
+            instances.push((f, o.relevance));
+        }
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! copied pages at the end.
 
 use super::{own_meta, Kind, Table, Tables, Value, OWN_META};
-use crate::store::{search, Result, Store};
+use crate::store::{features, search, Result, Store};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
 impl rusqlite::ToSql for Value {
@@ -39,6 +39,13 @@ fn any_value(v: ValueRef) -> Value {
     }
 }
 
+/// Where `table` has the links' features (stored through the dictionary here).
+fn features_column(table: &Table) -> Option<usize> {
+    (table.name == super::LINK.name)
+        .then(|| table.columns.iter().position(|c| c.0 == "features"))
+        .flatten()
+}
+
 /// `?1, ?2, ... ?n`.
 fn placeholders(n: usize) -> String {
     (1..=n)
@@ -71,7 +78,19 @@ impl Tables for Store {
                 .map(|(i, c)| value(r, i, c.1))
                 .collect::<rusqlite::Result<Vec<Value>>>()
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut rows = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        // The copy moves link features in the four-byte form, which every back-end reads.
+        if let Some(i) = features_column(table) {
+            for r in &mut rows {
+                if let Value::Blob(b) = &r[i] {
+                    r[i] = match self.features.decode(b) {
+                        Some(f) => Value::Blob(features::raw::encode(&f)),
+                        None => Value::Null,
+                    };
+                }
+            }
+        }
+        Ok(rows)
     }
 
     fn insert(&mut self, table: &Table, rows: &[Vec<Value>]) -> Result<()> {
@@ -84,9 +103,23 @@ impl Tables for Store {
                 placeholders(table.columns.len())
             );
             let mut st = tx.prepare(&sql)?;
+            let column = features_column(table);
+            self.features.sync(&tx)?;
+            let mut added = Vec::new();
             for r in rows {
-                st.execute(rusqlite::params_from_iter(r))?;
+                match column.map(|i| (i, &r[i])) {
+                    Some((i, Value::Blob(b))) => {
+                        let mut r = r.clone();
+                        let f = features::raw::decode(b);
+                        r[i] = Value::Blob(self.features.encode(&f, &mut added));
+                        st.execute(rusqlite::params_from_iter(&r))?;
+                    }
+                    _ => {
+                        st.execute(rusqlite::params_from_iter(r))?;
+                    }
+                }
             }
+            features::store_added(&tx, &added)?;
         }
         tx.commit()?;
         Ok(())
