@@ -63,17 +63,35 @@ impl FeatureDict {
             ..FeatureDict::default()
         };
         if has_table(conn)? {
-            let mut st = conn.prepare("SELECT id, value FROM feature ORDER BY id")?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                let (id, value): (i64, i64) = (r.get(0)?, r.get(1)?);
-                if id != d.values.len() as i64 {
-                    break; // a gap cannot happen; ids after one are never used
-                }
-                d.push(value as u32);
-            }
+            d.extend(conn)?;
         }
         Ok(d)
+    }
+
+    /// Reads the values stored after the ones this dictionary holds (another connection
+    /// wrote them).
+    fn extend(&mut self, conn: &Connection) -> Result<()> {
+        let mut st =
+            conn.prepare_cached("SELECT id, value FROM feature WHERE id >= ?1 ORDER BY id")?;
+        let mut rows = st.query([self.values.len() as i64])?;
+        while let Some(r) = rows.next()? {
+            let (id, value): (i64, i64) = (r.get(0)?, r.get(1)?);
+            if id != self.values.len() as i64 {
+                break; // a gap cannot happen; ids after one are never used
+            }
+            self.push(value as u32);
+        }
+        Ok(())
+    }
+
+    /// Decodes a list read on `conn` by a reader whose dictionary may be older than the list
+    /// (a second connection of a running crawl): values it does not hold yet are read first.
+    pub fn decode_on(&mut self, conn: &Connection, b: &[u8]) -> Result<Option<Vec<u32>>> {
+        if let Some(f) = self.decode(b) {
+            return Ok(Some(f));
+        }
+        self.extend(conn)?;
+        Ok(self.decode(b))
     }
 
     /// An empty dictionary of at most `capacity` values (tests of a full dictionary).

@@ -306,3 +306,34 @@ fn a_copied_crawl_keeps_its_links_features() {
     remove(&a);
     remove(&b);
 }
+
+/// A second connection's dictionary, loaded before a crawl wrote more, reads the new values
+/// when a list needs them.
+#[test]
+fn a_reader_with_an_older_dictionary_reads_the_new_values() {
+    let path = temp_db("reader");
+    let mut st = Store::open(&path).unwrap();
+    let reader = Store::open_read_only(&path).unwrap();
+    let mut dict = FeatureDict::load(&reader).unwrap();
+    st.add_seeds(&[seed("http://a.test/")]).unwrap();
+    let w = st.checkout(1).unwrap();
+    let link = NewUrl {
+        via: Some((w[0].oid, "x".into())),
+        features: Some(vec![11, 12, 11]),
+        ..seed("http://a.test/x")
+    };
+    let page = Outcome {
+        oid: w[0].oid,
+        status: DocStatus::Fetched,
+        links: vec![link],
+        ..Outcome::default()
+    };
+    st.record(&[page]).unwrap();
+    let b: Vec<u8> = reader
+        .query_row("SELECT features FROM link", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(dict.decode(&b), None);
+    assert_eq!(dict.decode_on(&reader, &b).unwrap(), Some(vec![11, 12, 11]));
+    drop((st, reader));
+    remove(&path);
+}

@@ -15,6 +15,7 @@ mod lease;
 mod locator;
 mod mining;
 mod news;
+mod page_cache;
 pub mod postgres;
 mod query;
 mod read;
@@ -325,6 +326,8 @@ pub struct Store {
     caches: Caches,
     /// The dictionary of the links' features (`feature`).
     features: features::FeatureDict,
+    /// Sizes the page cache again as the database grows.
+    page_cache: page_cache::Resizer,
     /// The last fetch sequence number given.
     seq: i64,
     /// Keep the search index up to date (off only to measure what indexing costs:
@@ -360,11 +363,11 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         // The crawl's writer (#27 profile: 32 page reads and 43 page writes per fetched page
-        // with the defaults): a 32 MB page cache, and a checkpoint (with its fsync) every
-        // 64 MB of WAL instead of every 4 MB: a page the records write again and again is
-        // copied to the database once per checkpoint (checkpoints were 5% of the crawler's
-        // CPU at 16 MB, 1% at 64 MB).
-        conn.pragma_update(None, "cache_size", -32_768)?;
+        // with the defaults): a page cache sized from the database (`page_cache`), and a
+        // checkpoint (with its fsync) every 64 MB of WAL instead of every 4 MB: a page the
+        // records write again and again is copied to the database once per checkpoint
+        // (checkpoints were 5% of the crawler's CPU at 16 MB, 1% at 64 MB).
+        page_cache::size(&conn)?;
         conn.pragma_update(None, "wal_autocheckpoint", 16_384)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         // Every statement of a record stays prepared (rusqlite keeps 16 by default, fewer
@@ -413,6 +416,7 @@ impl Store {
             _lock: lock,
             caches: Caches::default(),
             features,
+            page_cache: Default::default(),
             seq,
             index_text: std::env::var_os("FORAGER_SEARCH_INDEX").is_none_or(|v| v != "off"),
         })

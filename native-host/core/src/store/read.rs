@@ -533,13 +533,13 @@ impl<C: Borrow<Connection>> Reader for SqliteReader<C> {
             "SELECT l.features, d.relevance FROM link l JOIN doc d ON d.oid = l.oid_dst
              WHERE d.status = 2 AND l.features IS NOT NULL",
         )?;
-        let dict = super::features::FeatureDict::load(self.conn())?;
+        let mut dict = super::features::FeatureDict::load(self.conn())?;
         let rows = st.query_map([], |r| Ok((r.get::<_, Vec<u8>>(0)?, r.get(1)?)))?;
         let mut evidence = Vec::new();
         for row in rows {
             let (b, relevance) = row?;
             // A damaged list teaches nothing rather than something wrong.
-            if let Some(f) = dict.decode(&b) {
+            if let Some(f) = dict.decode_on(self.conn(), &b)? {
                 evidence.push((f, relevance));
             }
         }

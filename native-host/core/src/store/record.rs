@@ -16,6 +16,7 @@ impl Store {
     /// fetched pages included; returns the fetch sequence numbers given to fetched pages, in
     /// order.
     pub fn record(&mut self, batch: &[Outcome]) -> Result<Recorded> {
+        self.page_cache.tick(&self.conn)?;
         let tx = self.conn.transaction()?;
         let mut rec = Recorded::default();
         let mut seq = self.seq;
