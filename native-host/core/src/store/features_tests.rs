@@ -270,12 +270,9 @@ fn a_database_of_four_byte_features_moves_to_the_dictionary_losing_nothing() {
     remove(&path);
 }
 
-/// `forager db copy` moves features in the four-byte form and stores them through the
-/// target's dictionary: the copy's links carry the same lists.
-#[test]
-fn a_copied_crawl_keeps_its_links_features() {
-    let (a, b) = (temp_db("copy-a"), temp_db("copy-b"));
-    let mut st = Store::open(&a).unwrap();
+/// A crawl of one page whose 30 links carry features; returns the lists.
+fn one_page(path: &std::path::Path) -> Vec<Vec<u32>> {
+    let mut st = Store::open(path).unwrap();
     st.add_seeds(&[seed("http://a.test/")]).unwrap();
     let w = st.checkout(1).unwrap();
     let features = lists(30, 7);
@@ -294,17 +291,50 @@ fn a_copied_crawl_keeps_its_links_features() {
         ..Outcome::default()
     };
     st.record(&[page]).unwrap();
+    features
+}
+
+/// The links' features as a door reads them, sorted.
+fn in_links(db: &dyn crate::store::CrawlDb) -> Vec<Vec<u32>> {
+    let l = db.frontier_in_links(None, 100).unwrap();
+    sorted(l.into_iter().map(|l| l.features.unwrap()).collect())
+}
+
+/// `forager db copy` moves features in the four-byte form and stores them through the
+/// target's dictionary: the copy's links carry the same lists.
+#[test]
+fn a_copied_crawl_keeps_its_links_features() {
+    let (a, b) = (temp_db("copy-a"), temp_db("copy-b"));
+    let features = one_page(&a);
+    let st = Store::open(&a).unwrap();
     let mut to = Store::open(&b).unwrap();
     crate::store::copy::copy(&st, &mut to, "b", false, &mut |_, _| {}).unwrap();
-    let read = |s: &Store| {
-        let l = s.frontier_in_links(None, 100).unwrap();
-        sorted(l.into_iter().map(|l| l.features.unwrap()).collect())
-    };
-    assert_eq!(read(&to), sorted(features.clone()));
+    assert_eq!(in_links(&to), sorted(features.clone()));
     drop(to);
-    assert_eq!(read(&Store::open(&b).unwrap()), sorted(features));
+    assert_eq!(in_links(&Store::open(&b).unwrap()), sorted(features));
     remove(&a);
     remove(&b);
+}
+
+/// Through a PostgreSQL server (four-byte lists there) and back: the same lists everywhere.
+#[test]
+fn a_crawl_copied_through_postgres_keeps_its_links_features() {
+    use crate::store::postgres::{testing, PgStore};
+    let Some(server) = testing::server() else {
+        return;
+    };
+    let (a, c) = (temp_db("pg-a"), temp_db("pg-c"));
+    let features = one_page(&a);
+    let st = Store::open(&a).unwrap();
+    let db = testing::TestDb::create(&server, "features");
+    let mut pg = PgStore::open(db.url()).unwrap();
+    crate::store::copy::copy(&st, &mut pg, "pg", false, &mut |_, _| {}).unwrap();
+    assert_eq!(in_links(&pg), sorted(features.clone()));
+    let mut back = Store::open(&c).unwrap();
+    crate::store::copy::copy(&pg, &mut back, "c", false, &mut |_, _| {}).unwrap();
+    assert_eq!(in_links(&back), sorted(features));
+    remove(&a);
+    remove(&c);
 }
 
 /// A second connection's dictionary, loaded before a crawl wrote more, reads the new values
