@@ -94,6 +94,9 @@ fn one_process(
     }
     let mut cmd = forager();
     crawl_args(&mut cmd, model, task, proxy);
+    // A new apprentice every run, as the shared crawl's (a crawl on a server learns a new
+    // one): else runs after a task's first reuse the one it saved beside its database.
+    cmd.arg("--fresh-apprentice");
     cmd.args(["--concurrency", &concurrency.to_string()]);
     run(cmd.args(["--pages", &pages.to_string(), "--db"]).arg(&db));
     fetch_log(&Locator::Sqlite(db))

@@ -316,6 +316,67 @@ mod tests {
     use r2d2_postgres::postgres;
     use std::time::Duration;
 
+    /// The URLs `store` checks out for `worker`, up to `n`.
+    fn urls(store: &mut PgStore, worker: &str, n: usize) -> Vec<String> {
+        let work = store.checkout(worker, n, Duration::from_secs(600)).unwrap();
+        work.into_iter().map(|w| w.url).collect()
+    }
+
+    /// Three URLs of a.test ahead of b.test's and c.test's.
+    fn bunched(server: &str, label: &str) -> (TestDb, PgStore) {
+        let db = TestDb::create(server, label);
+        let mut store = PgStore::open(db.url()).unwrap();
+        let seeds: Vec<_> = [
+            ("http://a.test/1", 0.9),
+            ("http://a.test/2", 0.8),
+            ("http://a.test/3", 0.7),
+            ("http://b.test/", 0.5),
+            ("http://c.test/", 0.4),
+        ]
+        .iter()
+        .map(|(u, s)| crate::store::contract::url(u, *s, None, None))
+        .collect();
+        store.add_seeds(&seeds).unwrap();
+        (db, store)
+    }
+
+    #[test]
+    fn with_a_politeness_gap_a_checkout_takes_ready_hosts_first_and_keeps_their_slots() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        // With no gap: the frontier order, bunched on a.test.
+        let (_plain, mut store) = bunched(&server, "ready-none");
+        assert_eq!(
+            urls(&mut store, "w1", 3),
+            ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
+        );
+        let (db, mut store) = bunched(&server, "ready-gap");
+        store.set_politeness(Duration::from_secs(30));
+        let first = urls(&mut store, "w1", 3);
+        assert_eq!(
+            first,
+            ["http://a.test/1", "http://b.test/", "http://c.test/"]
+        );
+        // Only a.test is left: its URLs, though not ready (never none while work is held).
+        assert_eq!(
+            urls(&mut store, "w1", 5),
+            ["http://a.test/2", "http://a.test/3"]
+        );
+        // Each host's next slot is kept: a.test's three URLs 30 s apart from now.
+        let ahead = |host: &str| {
+            testing::number(
+                db.url(),
+                &format!(
+                    "SELECT round(ready_at - extract(epoch from clock_timestamp()))::int8
+                     FROM server WHERE host = '{host}'"
+                ),
+            )
+        };
+        assert!((88..=90).contains(&ahead("a.test")), "{}", ahead("a.test"));
+        assert!((28..=30).contains(&ahead("b.test")), "{}", ahead("b.test"));
+    }
+
     #[test]
     fn the_look_for_leased_work_sees_a_claim_that_was_being_made() {
         let Some(server) = testing::server() else {
