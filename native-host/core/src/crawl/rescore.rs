@@ -358,7 +358,7 @@ mod tests {
     fn two_parents(name: &str) -> (Store, std::path::PathBuf) {
         let p =
             std::env::temp_dir().join(format!("forager-rescore-{}-{name}.db", std::process::id()));
-        let _ = std::fs::remove_file(&p);
+        remove_db(&p);
         let mut st = Store::open(&p).unwrap();
         let seed = |u: &str| NewUrl::seed(&url::Url::parse(u).unwrap());
         st.add_seeds(&[seed("http://a.test/"), seed("http://b.test/")])
@@ -402,7 +402,7 @@ mod tests {
         counts.sort();
         assert_eq!(counts, vec![1, 2], "x has one parent, y two: {by_one:?}");
         drop(st);
-        let _ = std::fs::remove_file(&p);
+        remove_db(&p);
     }
 
     #[test]
@@ -421,19 +421,24 @@ mod tests {
         scores.sort_by(f64::total_cmp);
         assert_eq!(scores, vec![0.0, 0.3], "x only had a; y keeps b's score");
         drop(st);
-        let _ = std::fs::remove_file(&p);
+        remove_db(&p);
     }
 
     /// A store on file where a (R 0.8) links to x [1] and y [2], b (R 0.3) to y [3] and z.
     fn featured(name: &str) -> (Store, std::path::PathBuf) {
         let p =
             std::env::temp_dir().join(format!("forager-rescore-{}-{name}.db", std::process::id()));
-        for ext in ["", "-wal", "-shm", ".lock"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
-        }
+        remove_db(&p);
         let mut st = Store::open(&p).unwrap();
         crate::store::contract::two_fetched_parents(&mut st);
         (st, p)
+    }
+
+    /// Removes a test database with its WAL, shared memory and lock files.
+    fn remove_db(p: &std::path::Path) {
+        for ext in ["", "-wal", "-shm", ".lock"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
+        }
     }
 
     /// A scorer of features alone: feature f scores f / 10, plus a tenth of the base.
@@ -464,7 +469,7 @@ mod tests {
             "nothing changed"
         );
         drop(st);
-        let _ = std::fs::remove_file(&p);
+        remove_db(&p);
     }
 
     #[test]
@@ -482,7 +487,7 @@ mod tests {
         assert_eq!(all.soft.len(), 2, "z has no features: {all:?}");
         assert!(all.apprentice[0].apprentice >= all.apprentice[1].apprentice);
         drop(st);
-        let _ = std::fs::remove_file(&p);
+        remove_db(&p);
     }
 
     #[test]
@@ -509,7 +514,8 @@ mod tests {
         assert_eq!((landed.scored, landed.written), (2, landed.changed));
         assert_eq!(landed.best.apprentice.len(), 2);
         drop((st, inline));
-        let _ = (std::fs::remove_file(&p), std::fs::remove_file(&q));
+        remove_db(&p);
+        remove_db(&q);
     }
 
     /// An apprentice trained so that feature 3 leads to relevant pages and 1 and 2 do not.

@@ -57,6 +57,8 @@ pub struct Beside {
     job: Option<Job>,
     asked: Option<Asked>,
     rest_until: Option<Instant>,
+    /// Whether the frontier holds the apprentice's scores (re-scored by it once in line).
+    guided: bool,
 }
 
 impl Beside {
@@ -68,10 +70,18 @@ impl Beside {
     }
 
     /// Stops the pass under way, unwritten changes dropped, and forgets the one asked for
-    /// (the frontier is about to be re-scored otherwise).
-    pub fn cancel(&mut self) {
+    /// (the frontier is about to be re-scored otherwise, by the apprentice when `guided`).
+    pub fn cancel(&mut self, guided: bool) {
         self.job = None;
         self.asked = None;
+        self.guided = guided;
+    }
+
+    /// Whether the frontier holds the apprentice's scores: until it does, a pass beside the
+    /// loop would leave soft focus's scores and the apprentice's side by side (two scales)
+    /// while it runs, so the first re-score of a guided stretch runs in line.
+    pub fn guided(&self) -> bool {
+        self.guided
     }
 
     /// Writes the changes the pass under way has sent, lands it when it has ended (returned),

@@ -14,7 +14,7 @@ use tracing::{debug, debug_span, Instrument};
 impl<S: CrawlDb> Watchdog<S> {
     /// The apprentice learns what was recorded; at its retrain points it is published and the
     /// frontier re-scored with it while it guides (beside the loop, or in line when the crawl
-    /// is deterministic: [`rescore::Beside`]), and withdrawn (the frontier back to soft
+    /// is deterministic or the apprentice starts guiding: [`rescore::Beside`]), and withdrawn (the frontier back to soft
     /// focus's scores) when the critic stops it.
     pub(super) async fn retrain(
         &mut self,
@@ -36,10 +36,10 @@ impl<S: CrawlDb> Watchdog<S> {
         *(self.sh.apprentice.write()).unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
         if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
             let mode = self.config.mode;
-            if guides && !self.config.deterministic {
+            if guides && !self.config.deterministic && self.rescoring.guided() {
                 self.rescoring.ask(snapshot, 0, true);
             } else {
-                self.rescoring.cancel();
+                self.rescoring.cancel(guides);
                 blocking(&mut self.store, move |s| {
                     if guides {
                         rescore::by_apprentice(s, |f, base| snapshot.blend(f, base))
