@@ -33,7 +33,7 @@ pub use config::{
     SharkParams, DEFAULT_APPRENTICE_WARMUP, DEFAULT_OPEN_WORLD_FIRST, DEFAULT_TEMPLATE_WEIGHT,
 };
 pub use prepare::{prepare, Prepared, Start};
-pub use rescore::{rank_frontier, rejudge, Best, Ranked};
+pub use rescore::rejudge;
 
 /// A snapshot of a running or finished crawl.
 #[derive(Clone, Debug, Default, serde::Serialize)]

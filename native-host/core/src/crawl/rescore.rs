@@ -7,8 +7,7 @@ use super::policy::rules::{apprentice_rescored, rescored, ParentVerdict};
 use super::{policy, Judge, Mode};
 use crate::store::{CrawlDb, InLink, PageId, ScoreChange, StoreError, TextSample, Verdict, PAGE};
 use forager_classifier::Scratch;
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 mod beside;
 pub use beside::Beside;
@@ -86,39 +85,7 @@ pub(super) fn by_apprentice(
     s: &mut impl CrawlDb,
     score: impl Fn(&[u32], f64) -> f64,
 ) -> Result<usize, StoreError> {
-    Ok(rescan(&mut InLine(s), &score, 0, true)?.written)
-}
-
-/// The frontier's best `k` URLs by soft focus and by `score` (the apprentice's blend), from
-/// one pass over the links into frontier URLs, nothing written: the critic's ranking. It
-/// costs what [`by_apprentice`] costs; [`rescan`] does both in the same pass, and
-/// [`Beside`] runs that pass beside the crawl loop.
-pub fn rank_frontier(
-    s: &mut impl CrawlDb,
-    k: usize,
-    score: impl Fn(&[u32], f64) -> f64,
-) -> Result<Best, StoreError> {
-    Ok(rescan(&mut InLine(s), &score, k, false)?.best)
-}
-
-/// A frontier URL with both rankers' scores of it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Ranked {
-    /// Its row.
-    pub id: PageId,
-    /// Soft focus's score: the best R(parent) × weight over the links into it.
-    pub soft: f64,
-    /// The apprentice's ([`apprentice_rescored`]).
-    pub apprentice: f64,
-}
-
-/// The frontier's best URLs by each ranker, best first (ties: the smaller row id first).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Best {
-    /// By soft focus's score.
-    pub soft: Vec<Ranked>,
-    /// By the apprentice's.
-    pub apprentice: Vec<Ranked>,
+    Ok(rescan(&mut InLine(s), &score)?.written)
 }
 
 /// What one pass over the links into frontier URLs ([`rescan`]) did.
@@ -130,8 +97,6 @@ pub struct Scanned {
     pub changed: usize,
     /// Rows updated (changed ones that still held the score read).
     pub written: usize,
-    /// The best `k` by each ranker.
-    pub best: Best,
     /// Whether the pass was stopped before the end.
     pub stopped: bool,
 }
@@ -168,29 +133,24 @@ impl<S: CrawlDb> Door for InLine<'_, S> {
     }
 }
 
-/// One pass over the links into frontier URLs: each URL with features on an in-link ranked
-/// both ways ([`Ranked`]), the best `k` by each kept, and, when `write`, its apprentice score
-/// written where it changed (a [`PAGE`] of changes at a time, so memory stays bounded).
+/// One pass over the links into frontier URLs: each URL with features on an in-link scored by
+/// the apprentice ([`apprentice_rescored`]) and its score written where it changed (a [`PAGE`]
+/// of changes at a time, so memory stays bounded).
 pub(super) fn rescan(
     door: &mut impl Door,
     score: &impl Fn(&[u32], f64) -> f64,
-    k: usize,
-    write: bool,
 ) -> Result<Scanned, StoreError> {
     let mut out = Scanned::default();
-    let mut top = (Top::new(k), Top::new(k));
     let mut changes: Vec<ScoreChange> = Vec::new();
     let mut visit = |links: &[InLink], changes: &mut Vec<ScoreChange>| {
-        let Some(r) = ranked(links, score) else {
+        let Some(new) = apprentice_score(links, score) else {
             return;
         };
         out.scored += 1;
-        top.0.offer(r.soft, r);
-        top.1.offer(r.apprentice, r);
         let old = links[0].dst_score;
-        if write && r.apprentice.to_bits() != old.to_bits() {
+        if new.to_bits() != old.to_bits() {
             out.changed += 1;
-            changes.push((r.id, old, r.apprentice));
+            changes.push((links[0].dst, old, new));
         }
     };
     let mut group: Vec<InLink> = Vec::new();
@@ -222,75 +182,17 @@ pub(super) fn rescan(
     }
     out.written = written;
     out.stopped = stopped;
-    out.best = Best {
-        soft: top.0.into_best(),
-        apprentice: top.1.into_best(),
-    };
     Ok(out)
 }
 
-/// A frontier URL ranked both ways from the links into it, or `None` when none has features.
-fn ranked(links: &[InLink], score: &impl Fn(&[u32], f64) -> f64) -> Option<Ranked> {
-    let base = |l: &InLink| l.src_relevance.unwrap_or(0.0) * l.weight;
-    let with_features = (links.iter()).filter_map(|l| Some((l.features.as_deref()?, base(l))));
-    let apprentice = apprentice_rescored(with_features, score)?;
-    Some(Ranked {
-        id: links.first()?.dst,
-        soft: links.iter().map(base).fold(0.0, policy::combine),
-        apprentice,
-    })
-}
-
-/// The best `k` offers by key (ties: the smaller row id), in a min-heap of `k`.
-struct Top {
-    k: usize,
-    heap: BinaryHeap<Reverse<Keyed>>,
-}
-
-/// A ranked URL under one ranker's key; greater is better.
-struct Keyed(f64, Ranked);
-
-impl PartialEq for Keyed {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Keyed {}
-impl PartialOrd for Keyed {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Keyed {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (self.0.total_cmp(&o.0)).then(o.1.id.cmp(&self.1.id))
-    }
-}
-
-impl Top {
-    fn new(k: usize) -> Top {
-        Top {
-            k,
-            heap: BinaryHeap::with_capacity(k + 1),
-        }
-    }
-
-    fn offer(&mut self, key: f64, r: Ranked) {
-        if self.k == 0 {
-            return;
-        }
-        self.heap.push(Reverse(Keyed(key, r)));
-        if self.heap.len() > self.k {
-            self.heap.pop();
-        }
-    }
-
-    /// The kept offers, best first.
-    fn into_best(self) -> Vec<Ranked> {
-        (self.heap.into_sorted_vec().into_iter())
-            .map(|Reverse(Keyed(_, r))| r)
-            .collect()
-    }
+/// A frontier URL's apprentice score from the links into it ([`apprentice_rescored`]), or
+/// `None` when none has features.
+fn apprentice_score(links: &[InLink], score: &impl Fn(&[u32], f64) -> f64) -> Option<f64> {
+    let with_features = (links.iter()).filter_map(|l| {
+        let base = l.src_relevance.unwrap_or(0.0) * l.weight;
+        Some((l.features.as_deref()?, base))
+    });
+    apprentice_rescored(with_features, score)
 }
 
 /// Calls `f` with each frontier URL that has in-links: (row id, score, its in-links), paging
@@ -473,24 +375,6 @@ mod tests {
     }
 
     #[test]
-    fn the_critic_s_ranking_keeps_each_ranker_s_best_and_writes_nothing() {
-        let (mut st, p) = featured("rank");
-        let before = scores(&st);
-        let best = rank_frontier(&mut st, 1, by_feature).unwrap();
-        assert_eq!(scores(&st), before, "a ranking writes nothing");
-        let (x, y) = (before[0].0, before[1].0);
-        assert_eq!(best.apprentice.len(), 1);
-        assert_eq!(best.apprentice[0].id, y, "y's [3] scores best: {best:?}");
-        // Soft focus ties x and y at 0.8: the smaller row id first.
-        assert_eq!(best.soft[0].id, x.min(y));
-        let all = rank_frontier(&mut st, 5, by_feature).unwrap();
-        assert_eq!(all.soft.len(), 2, "z has no features: {all:?}");
-        assert!(all.apprentice[0].apprentice >= all.apprentice[1].apprentice);
-        drop(st);
-        remove_db(&p);
-    }
-
-    #[test]
     fn a_rescore_beside_the_loop_lands_what_the_one_in_line_writes() {
         let (mut inline, p) = featured("inline");
         by_apprentice(&mut inline, |f, b| apprentice().blend(f, b)).unwrap();
@@ -499,7 +383,7 @@ mod tests {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let mut slot = Some(st);
         let mut beside = Beside::default();
-        beside.ask(std::sync::Arc::new(apprentice()), 2, true);
+        beside.ask(std::sync::Arc::new(apprentice()));
         let landed = rt.block_on(async {
             for _ in 0..500 {
                 if let Some(done) = beside.step(&mut slot).await.unwrap() {
@@ -512,7 +396,6 @@ mod tests {
         let st = slot.take().unwrap();
         assert_eq!(scores(&st), want);
         assert_eq!((landed.scored, landed.written), (2, landed.changed));
-        assert_eq!(landed.best.apprentice.len(), 2);
         drop((st, inline));
         remove_db(&p);
         remove_db(&q);

@@ -24,11 +24,9 @@ pub const REST: f64 = 1.0;
 /// Pages of changes a pass may have sent and the loop not yet written.
 const IN_TRANSIT: usize = 4;
 
-/// A pass asked for and not started yet.
+/// A pass asked for and not started yet: the apprentice to score with.
 struct Asked {
     score: Arc<Apprentice>,
-    k: usize,
-    write: bool,
 }
 
 /// A pass under way (stopped when dropped).
@@ -62,11 +60,10 @@ pub struct Beside {
 }
 
 impl Beside {
-    /// Asks for a pass with `score` (the apprentice's blend), keeping the best `k` by each
-    /// ranker, writing the changed scores when `write`; replaces a pass asked for and not
-    /// started.
-    pub fn ask(&mut self, score: Arc<Apprentice>, k: usize, write: bool) {
-        self.asked = Some(Asked { score, k, write });
+    /// Asks for a pass with `score` (the apprentice's blend), writing the changed scores;
+    /// replaces a pass asked for and not started.
+    pub fn ask(&mut self, score: Arc<Apprentice>) {
+        self.asked = Some(Asked { score });
     }
 
     /// Stops the pass under way, unwritten changes dropped, and forgets the one asked for
@@ -103,7 +100,7 @@ impl Beside {
                     None => {
                         let scanned = blocking(store, move |s| {
                             let score = |f: &[u32], b: f64| a.score.blend(f, b);
-                            rescan(&mut super::InLine(s), &score, a.k, a.write)
+                            rescan(&mut super::InLine(s), &score)
                         })
                         .await?;
                         return Ok(Some(scanned));
@@ -162,7 +159,7 @@ fn start(reader: Box<dyn InLinkReader>, a: Asked) -> Job {
             stop: flag,
         };
         let score = |f: &[u32], b: f64| a.score.blend(f, b);
-        let r = rescan(&mut door, &score, a.k, a.write);
+        let r = rescan(&mut door, &score);
         (door.reader, r)
     });
     Job {

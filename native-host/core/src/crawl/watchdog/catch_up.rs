@@ -37,7 +37,7 @@ impl<S: CrawlDb> Watchdog<S> {
         if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
             let mode = self.config.mode;
             if guides && !self.config.deterministic && self.rescoring.guided() {
-                self.rescoring.ask(snapshot, 0, true);
+                self.rescoring.ask(snapshot);
             } else {
                 self.rescoring.cancel(guides);
                 blocking(&mut self.store, move |s| {
