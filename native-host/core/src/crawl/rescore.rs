@@ -153,7 +153,7 @@ pub(super) fn rescan(
             changes.push((links[0].dst, old, new));
         }
     };
-    let mut group: Vec<InLink> = Vec::new();
+    let mut group = Grouped::default();
     let (mut after, mut written, mut stopped) = (None, 0, false);
     loop {
         if changes.len() >= PAGE {
@@ -166,16 +166,10 @@ pub(super) fn rescan(
         let page = door.read(after, PAGE)?;
         let Some(last) = page.last() else { break };
         after = Some((last.dst, last.src));
-        for l in page {
-            if group.first().is_some_and(|g| g.dst != l.dst) {
-                visit(&group, &mut changes);
-                group.clear();
-            }
-            group.push(l);
-        }
+        group.feed(page, |links| visit(links, &mut changes));
     }
-    if !stopped && !group.is_empty() {
-        visit(&group, &mut changes);
+    if !stopped {
+        group.finish(|links| visit(links, &mut changes));
     }
     if !changes.is_empty() {
         written += door.write(changes)?;
@@ -210,24 +204,42 @@ fn for_each_target_paged(
     page: usize,
     mut f: impl FnMut(PageId, f64, &[InLink]),
 ) -> Result<(), StoreError> {
-    let mut group: Vec<InLink> = Vec::new();
+    let mut group = Grouped::default();
+    let mut f = |links: &[InLink]| f(links[0].dst, links[0].dst_score, links);
     let mut after = None;
     loop {
         let page = s.frontier_in_links(after, page)?;
         let Some(last) = page.last() else { break };
         after = Some((last.dst, last.src));
+        group.feed(page, &mut f);
+    }
+    group.finish(f);
+    Ok(())
+}
+
+/// In-links read in (target, source) order, handed on one target's links at a time (a
+/// target's links may straddle two pages).
+#[derive(Default)]
+struct Grouped(Vec<InLink>);
+
+impl Grouped {
+    /// Hands `f` each target of `page` whose links are complete; keeps the last one's.
+    fn feed(&mut self, page: Vec<InLink>, mut f: impl FnMut(&[InLink])) {
         for l in page {
-            if group.first().is_some_and(|g| g.dst != l.dst) {
-                f(group[0].dst, group[0].dst_score, &group);
-                group.clear();
+            if self.0.first().is_some_and(|g| g.dst != l.dst) {
+                f(&self.0);
+                self.0.clear();
             }
-            group.push(l);
+            self.0.push(l);
         }
     }
-    if let Some(g) = group.first() {
-        f(g.dst, g.dst_score, &group);
+
+    /// Hands `f` the last target's links, if any.
+    fn finish(self, mut f: impl FnMut(&[InLink])) {
+        if !self.0.is_empty() {
+            f(&self.0);
+        }
     }
-    Ok(())
 }
 
 /// Up to `max` fetched pages' (URL, text), the ones with the smallest URL hashes
