@@ -494,7 +494,7 @@ impl<C: Borrow<Connection>> Reader for SqliteReader<C> {
         self.labelled_counts(
             "SELECT coalesce(t.path, '(unclassified)'), count(*) FROM doc d
              LEFT JOIN taxonomy t ON t.kcid = d.cid
-             WHERE d.status = 2 GROUP BY d.cid ORDER BY 2 DESC",
+             WHERE d.status = 2 GROUP BY d.cid ORDER BY 2 DESC, 1",
         )
     }
 
@@ -549,7 +549,7 @@ impl<C: Borrow<Connection>> Reader for SqliteReader<C> {
     /// (error kind, URLs given up on), most first.
     fn errors(&self) -> Result<Vec<(String, i64)>> {
         self.labelled_counts(
-            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
+            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC, 1",
         )
     }
 

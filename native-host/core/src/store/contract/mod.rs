@@ -16,8 +16,8 @@ pub use lease::{
     leased_work_is_pending_or_in_flight_on_held_hosts,
 };
 pub use more::{
-    counts_and_the_fetch_log_follow_the_record, failed_urls_return_on_retry,
-    host_slots_and_the_model_are_kept, revisits_refresh_fetched_pages,
+    counts_and_the_fetch_log_follow_the_record, error_counts_break_ties_by_name,
+    failed_urls_return_on_retry, host_slots_and_the_model_are_kept, revisits_refresh_fetched_pages,
     the_distillation_is_stored_and_boosts_hub_neighbours,
 };
 #[cfg(test)]
@@ -302,7 +302,7 @@ pub fn one_worker_checks_out_in_global_frontier_order(db: &mut dyn CrawlDb) {
 /// first was dropped (a crash), it is the same crawl.
 pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
     type Case = (&'static str, fn(&mut dyn CrawlDb));
-    let cases: [Case; 18] = [
+    let cases: [Case; 19] = [
         (
             "in-links",
             frontier_keeps_the_best_parent_and_pages_its_in_links,
@@ -334,6 +334,7 @@ pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
         ),
         ("counts", counts_and_the_fetch_log_follow_the_record),
         ("retry-failed", failed_urls_return_on_retry),
+        ("error-ties", error_counts_break_ties_by_name),
         ("kept", host_slots_and_the_model_are_kept),
         ("revisits", revisits_refresh_fetched_pages),
         (

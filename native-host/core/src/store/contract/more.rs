@@ -49,6 +49,32 @@ pub fn failed_urls_return_on_retry(db: &mut dyn CrawlDb) {
     assert_eq!((again.oid, again.tries), (w.oid, 0));
 }
 
+/// Error counts list the most frequent first and break ties by name, the same on every
+/// back-end (a report copied between back-ends reads the same).
+pub fn error_counts_break_ties_by_name(db: &mut dyn CrawlDb) {
+    let hosts = [
+        "http://c.test/",
+        "http://b.test/",
+        "http://a.test/",
+        "http://d.test/",
+    ];
+    let errors = ["zeta", "alpha", "zeta", "mid"];
+    for (h, e) in hosts.iter().zip(errors) {
+        db.add_seeds(&[url(h, 1.0, None, None)]).unwrap();
+        let w = co(db, 1).remove(0);
+        let failed = Outcome {
+            oid: w.oid,
+            status: DocStatus::Failed,
+            error: Some(e.into()),
+            ..Outcome::default()
+        };
+        db.record(&[failed]).unwrap();
+    }
+    let counts = db.reader().errors().unwrap();
+    let want = [("zeta", 2), ("alpha", 1), ("mid", 1)].map(|(e, n)| (e.to_string(), n));
+    assert_eq!(counts, want);
+}
+
 /// Each host's next allowed request is kept for the next start, replaced as a whole.
 pub fn host_slots_and_the_model_are_kept(db: &mut dyn CrawlDb) {
     assert!(db.host_slots().unwrap().is_empty());

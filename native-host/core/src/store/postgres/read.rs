@@ -205,7 +205,8 @@ impl Reader for PgStore {
         self.labelled(
             "SELECT coalesce(min(t.path), '(unclassified)'), count(*) FROM doc d
              LEFT JOIN taxonomy t ON t.kcid = d.cid
-             WHERE d.status = 2 GROUP BY d.cid ORDER BY 2 DESC",
+             WHERE d.status = 2 GROUP BY d.cid
+             ORDER BY 2 DESC, coalesce(min(t.path), '(unclassified)') COLLATE \"C\"",
         )
     }
     fn linked_census(&self, min_r: f64) -> Result<Vec<(i64, u64)>> {
@@ -234,7 +235,8 @@ impl Reader for PgStore {
     }
     fn errors(&self) -> Result<Vec<(String, i64)>> {
         self.labelled(
-            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error ORDER BY 2 DESC",
+            "SELECT error, count(*) FROM doc WHERE status IN (3, 4) GROUP BY error
+             ORDER BY 2 DESC, error COLLATE \"C\"",
         )
     }
     fn num_tries(&self) -> Result<Vec<(i64, i64)>> {
