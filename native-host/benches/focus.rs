@@ -8,7 +8,8 @@
 //! `FOCUS_RUNS` (default 3), `FOCUS_PAGES` (3000), `FOCUS_WORKERS` (4), `FOCUS_TASKS`
 //! (networking,languages,hardware) change the plan; `FOCUS_CONCURRENCY` (16) sets the fetches
 //! in flight of the one process and `FOCUS_WORKER_CONCURRENCY` (16) each worker's, to tell
-//! the effect of more fetches in flight from that of sharing.
+//! the effect of more fetches in flight from that of sharing; `FOCUS_START_ARGS` (none) adds
+//! options to the `forager crawl` that starts each shared crawl (say `--apprentice`).
 
 mod common;
 use forager::evaluation::measure;
@@ -114,6 +115,7 @@ fn shared(
     let db = TestDb::create(server, &format!("focus_{}", task.name));
     let mut prep = forager();
     crawl_args(&mut prep, model, task, proxy);
+    prep.args(start_args());
     run(prep.args(["--pages", "0", "--db", db.url()]));
     let err = |i: usize| tmp.join(format!("worker{i}.err"));
     let children: Vec<Child> = (0..workers)
@@ -144,6 +146,14 @@ fn shared(
         );
     }
     fetch_log(&Locator::Postgres(db.url().to_owned()))
+}
+
+/// Options added to the `forager crawl` that starts a shared crawl (`FOCUS_START_ARGS`).
+fn start_args() -> Vec<String> {
+    (std::env::var("FOCUS_START_ARGS").unwrap_or_default())
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Harvest (by the web's labels) of `log` at `n` pages, if it fetched that many.
@@ -206,7 +216,8 @@ fn main() {
     println!(
         "focus bench on FOLDOC: harvest (share of fetched pages truly relevant), {runs} runs \
          each, one process (SQLite, {concurrency} fetches in flight) vs {workers} workers \
-         (PostgreSQL, {per_worker} in flight each), delay 0"
+         (PostgreSQL, {per_worker} in flight each, started with {:?}), delay 0",
+        start_args()
     );
     println!(
         "{:<12} {:>5}  {:<22} {:<22} {:>7}",

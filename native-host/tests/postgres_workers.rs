@@ -1,12 +1,14 @@
 //! Many worker processes share one crawl on a real PostgreSQL server (scripts/pg-cluster.sh;
 //! `FORAGER_TEST_PG`).
 //! - Three `forager crawl --db postgres://...` processes crawl the generated web and one is
-//!   killed with SIGKILL mid-crawl. Its hosts stay leased to it until its lease lapses (made to
-//!   lapse here rather than waited for); the survivors wait for them meanwhile, then take them
-//!   over: nothing fetched is lost, nothing is recorded twice, and the pages fetched are the
-//!   one-process crawl's.
-//! - A `forager crawl` that finds every host with pending URLs leased to another live worker
-//!   waits (it does not end with "no links left"), and crawls them once that lease lapses.
+//!   killed with SIGKILL mid-crawl. Its URLs in flight stay leased to it until its lease lapses
+//!   (made to lapse here rather than waited for): the survivors do not fetch them meanwhile,
+//!   and wait for them, then take them over: nothing fetched is lost, nothing is recorded
+//!   twice, and the pages fetched are the one-process crawl's.
+//! - A `forager crawl` takes over the hosts another live worker holds with nothing in flight
+//!   (a held host follows the frontier's head), leaves the URLs that worker has in flight and
+//!   waits for them (it does not end with "no links left"), and crawls them once that lease
+//!   lapses.
 
 use forager::store::postgres::{testing, PgStore};
 use forager::store::CrawlDb;
@@ -74,14 +76,15 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
         })
         .collect();
     let store = PgStore::open(db.url()).unwrap();
-    // Killed once it has checked out work (it trains its model first).
-    let (doomed, name) = first_holding_work(&workers, db.url());
+    // Killed mid-crawl (past 100 pages) with URLs in flight.
+    let (doomed, name) = first_holding_work(&workers, db.url(), &store);
     let mut dead = workers.remove(doomed);
     dead.kill().unwrap(); // SIGKILL: no release, no give-back
     dead.wait().unwrap();
     let at_kill = store.fetched().unwrap();
     let (hosts, _, in_flight) = testing::held_by(db.url(), &name);
-    // The survivors do not take a lease that has not lapsed: they wait for it.
+    // The survivors do not take URLs in flight under a lease that has not lapsed: they wait
+    // for them (its idle hosts they may take over).
     std::thread::sleep(Duration::from_secs(2));
     let (still, left, stuck) = testing::held_by(db.url(), &name);
     let waiting = (workers.iter_mut())
@@ -108,15 +111,19 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
          after its lease lapsed the survivors ended at {} pages",
         log.len()
     );
-    assert_eq!(still, hosts, "a live lease was taken over");
+    assert!(in_flight > 0, "the killed worker had nothing in flight");
+    assert_eq!(
+        stuck, in_flight,
+        "a URL in flight under a live lease was taken"
+    );
+    assert!(
+        (1..=hosts).contains(&still),
+        "the hosts of its URLs in flight are its own until its lease lapses: {still} of {hosts}"
+    );
     assert_eq!(
         waiting,
         workers.len(),
-        "a survivor ended with hosts still leased"
-    );
-    assert!(
-        hosts > 0 && left + stuck > 0,
-        "the killed worker held nothing left to crawl"
+        "a survivor ended with URLs still in flight under a lease"
     );
     let missing: Vec<_> = want.difference(&got).take(5).collect();
     let extra: Vec<_> = got.difference(&want).take(5).collect();
@@ -138,7 +145,8 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
 }
 
 #[test]
-fn a_crawl_waits_while_another_worker_holds_every_host_and_takes_them_when_its_lease_lapses() {
+#[allow(clippy::too_many_lines)] // one scenario, read top to bottom
+fn a_crawl_takes_over_idle_held_hosts_and_waits_for_urls_in_flight_until_their_lease_lapses() {
     let Some(server) = testing::server() else {
         return;
     };
@@ -149,10 +157,17 @@ fn a_crawl_waits_while_another_worker_holds_every_host_and_takes_them_when_its_l
     // A first run lays the crawl out: its model, its seeds and a few pages.
     run(crawl(&web, db.url()).args(["--pages", "5"]));
     let mut store = PgStore::open(db.url()).unwrap();
-    let held = store
+    // Another worker (never renewing) has the frontier's best URLs in flight, and holds
+    // every other host with pending URLs, idle.
+    let flying = store
+        .checkout("ghost", 10, Duration::from_secs(3600))
+        .unwrap();
+    assert!(!flying.is_empty(), "no URL to check out");
+    let busy: Vec<String> = store.held_hosts("ghost").unwrap();
+    let idle = store
         .claim_hosts("ghost", 100_000, Duration::from_secs(3600))
         .unwrap();
-    assert!(!held.is_empty(), "no host with pending URLs to hold");
+    assert!(!idle.is_empty(), "no host with pending URLs to hold idle");
     let before = store.fetched().unwrap();
     let log = dir.join("crawl.err");
     let mut c = crawl(&web, db.url())
@@ -161,62 +176,84 @@ fn a_crawl_waits_while_another_worker_holds_every_host_and_takes_them_when_its_l
         .spawn()
         .unwrap();
     let said = || std::fs::read_to_string(&log).unwrap_or_default();
-    // Once the crawl has looked for work (its heartbeat is written), it finds none free.
+    // The crawl takes the idle hosts over and crawls until only the busy ones are left.
     let t0 = Instant::now();
-    while testing::worker_of(db.url(), c.id()).is_none() {
+    let (mut last, mut steady) = (before, Instant::now());
+    while steady.elapsed() < Duration::from_secs(3) {
         assert!(c.try_wait().unwrap().is_none(), "{}", said());
         assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "the crawl never looked for work"
+            t0.elapsed() < Duration::from_secs(180),
+            "the crawl never settled: {}",
+            said()
         );
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(200));
+        let now = store.fetched().unwrap();
+        if now != last || testing::worker_of(db.url(), c.id()).is_none() {
+            (last, steady) = (now, Instant::now());
+        }
     }
-    std::thread::sleep(Duration::from_secs(3));
     assert!(
-        c.try_wait().unwrap().is_none(),
-        "the crawl ended while another worker held its hosts: {}",
-        said()
+        last > before + 100,
+        "idle held hosts were not taken over: {before} pages, then {last}"
     );
-    // Its rounds (one a second meanwhile) all work as one worker: `forager status` lists it
-    // once, not once per round.
+    // Its rounds (one a second while it waits) all work as one worker: `forager status`
+    // lists it once, not once per round.
     assert_eq!(
         testing::workers_of(db.url(), c.id()).len(),
         1,
         "worker rows of the waiting crawl"
     );
-    assert_eq!(store.fetched().unwrap(), before, "a held host was crawled");
-    let mut held = held;
-    held.sort();
-    assert_eq!(
-        store.held_hosts("ghost").unwrap(),
-        held,
-        "a live lease was taken over"
+    let held = store.held_hosts("ghost").unwrap();
+    assert!(
+        busy.iter().all(|h| held.contains(h)),
+        "a host with URLs in flight under a live lease was taken over: {busy:?}, {held:?}"
     );
-    // The other worker never renews: once its lease lapses, the crawl takes its hosts on.
+    assert_eq!(
+        testing::held_by(db.url(), "ghost").2,
+        flying.len() as i64,
+        "a URL in flight under a live lease was taken"
+    );
+    let fetched: BTreeSet<String> = store.fetched_urls().unwrap().into_iter().collect();
+    assert!(
+        flying.iter().all(|w| !fetched.contains(&w.url)),
+        "a URL in flight elsewhere was fetched"
+    );
+    // The other worker never renews: once its lease lapses, the crawl takes its URLs on.
     testing::lapse_lease(db.url(), "ghost");
     assert!(c.wait().unwrap().success(), "{}", said());
-    let after = store.fetched().unwrap();
+    let fetched: BTreeSet<String> = store.fetched_urls().unwrap().into_iter().collect();
     assert!(
-        after > before + 100,
-        "{before} pages, then {after}: {}",
+        flying.iter().any(|w| fetched.contains(&w.url)),
+        "URLs back from the lapsed lease were not crawled: {}",
         said()
     );
     assert_eq!(store.frontier_len().unwrap(), 0);
     assert_eq!(testing::leased_hosts(db.url()), 0, "a host left leased");
     assert_eq!(testing::in_flight(db.url()), 0, "a URL left in flight");
+    assert_eq!(
+        testing::recorded_twice(db.url()),
+        0,
+        "a page recorded twice"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The first of `workers` to hold checked-out work, and its worker name (which one gets work
-/// first is a race).
-fn first_holding_work(workers: &[std::process::Child], url: &str) -> (usize, String) {
+/// Once the crawl has fetched 100 pages, the first of `workers` found with URLs in flight,
+/// and its worker name.
+fn first_holding_work(
+    workers: &[std::process::Child],
+    url: &str,
+    store: &PgStore,
+) -> (usize, String) {
     let t0 = Instant::now();
     loop {
         assert!(t0.elapsed() < Duration::from_secs(120), "no worker crawls");
-        let holding =
-            (workers.iter().enumerate()).find_map(|(i, w)| match testing::worker_of(url, w.id()) {
-                Some((name, n)) if n > 0 => Some((i, name)),
-                _ => None,
+        let under_way = store.fetched().unwrap() >= 100;
+        let holding = (workers.iter().enumerate())
+            .filter(|_| under_way)
+            .find_map(|(i, w)| {
+                let (name, _) = testing::worker_of(url, w.id())?;
+                (testing::held_by(url, &name).2 > 0).then_some((i, name))
             });
         match holding {
             Some(found) => return found,

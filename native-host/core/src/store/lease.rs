@@ -1,12 +1,15 @@
-//! Host leases (issue #26): a worker holds hosts, and only it checks out their URLs. A host's
+//! Host leases (issue #26): a worker holds hosts, and checks out their URLs. A host's
 //! `server.lease_owner` names the worker holding it; the lease itself is the worker's row in
 //! `worker` (`lease_until`, renewed by its heartbeat), so a renewal is one row and a worker
 //! that dies loses every host at once when its lease runs out: its hosts are free again and its
 //! in-flight URLs return to the frontier. Nothing fetched is touched.
 //!
 //! Hosts are claimed in the order of their best pending URL: a checkout walks the frontier in
-//! its order and claims the free hosts it meets, so one worker alone (the SQLite default)
-//! checks out exactly the global best-first order it always did.
+//! its order and claims the hosts it may have as it meets them, so one worker alone (the
+//! SQLite default) checks out exactly the global best-first order it always did. A lease binds
+//! a host to its holder only while URLs of it are in flight there: a held host with nothing
+//! in flight follows the frontier's head (the next worker whose checkout reaches it takes it
+//! over), and a dead worker's in-flight URLs wait out its lease.
 
 use super::{now, DocStatus, Result, Store, Work};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
@@ -96,11 +99,13 @@ fn heartbeat(tx: &Transaction<'_>, worker: &str, lease: Duration, at: f64) -> Re
 struct Row {
     work: Work,
     sid: i64,
-    owner: Option<String>,
+    /// Its host is held by a worker whose lease ran out.
+    lapsed: bool,
 }
 
 /// Walks the frontier in its order, calling `take` with each row whose host `worker` may have
-/// (held by it, or by no live worker) until `take` says stop.
+/// (held by it, by no live worker, or by another live worker with nothing of it in flight)
+/// until `take` says stop.
 fn walk(
     tx: &Transaction<'_>,
     worker: &str,
@@ -112,17 +117,21 @@ fn walk(
          FROM doc d INDEXED BY frontier JOIN server s ON s.sid = d.sid WHERE d.status = 0
          ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd",
     )?;
+    let mut busy =
+        tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM doc WHERE sid = ?1 AND status = 1)")?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
         let owner: Option<String> = r.get(6)?;
+        let sid: i64 = r.get(5)?;
         let held = owner.as_deref() == Some(worker);
-        if !held && owner.as_ref().is_some_and(|o| live.contains_key(o)) {
-            continue; // another live worker's host
+        let live = owner.as_ref().is_some_and(|o| live.contains_key(o));
+        if !held && live && busy.query_row([sid], |b| b.get::<_, bool>(0))? {
+            continue; // another live worker's host, with URLs in flight there
         }
         let row = Row {
             work: super::frontier::work_row(r, false)?,
-            sid: r.get(5)?,
-            owner,
+            sid,
+            lapsed: owner.is_some() && !held && !live,
         };
         if !take(row, held) {
             break;
@@ -131,8 +140,9 @@ fn walk(
     Ok(())
 }
 
-/// Gives the hosts `sids` to `worker`; a host taken over from a lapsed lease has its in-flight
-/// URLs returned to the frontier first (its holder is gone).
+/// Gives the hosts `sids` (each: taken over from a lapsed lease?) to `worker`; a host taken
+/// over from a lapsed lease has its in-flight URLs returned to the frontier first (its holder
+/// is gone).
 fn claim(tx: &Transaction<'_>, worker: &str, sids: &[(i64, bool)]) -> Result<()> {
     let mut give = tx.prepare_cached("UPDATE server SET lease_owner = ?2 WHERE sid = ?1")?;
     let mut back =
@@ -148,7 +158,8 @@ fn claim(tx: &Transaction<'_>, worker: &str, sids: &[(i64, bool)]) -> Result<()>
 
 impl Store {
     /// Checks out up to `n` frontier URLs in frontier order among the hosts `worker` holds or
-    /// no live worker holds (claimed as they are met), marking them in flight; the worker's
+    /// may take (claimed as they are met: free, lapsed, or another live worker's with nothing
+    /// in flight), marking them in flight; the worker's
     /// lease starts or is extended to `lease` from now.
     pub fn checkout_leased(
         &mut self,
@@ -166,7 +177,7 @@ impl Store {
         if n > 0 {
             walk(&tx, worker, &live, |row, held| {
                 if !held && seen.insert(row.sid) {
-                    claimed.push((row.sid, row.owner.is_some()));
+                    claimed.push((row.sid, row.lapsed));
                 }
                 work.push(row.work);
                 work.len() < n
@@ -185,8 +196,8 @@ impl Store {
         Ok(work)
     }
 
-    /// Claims up to `n` hosts with frontier URLs that no live worker holds, in order of their
-    /// best pending URL, for `worker` (its lease started or extended); returns their names.
+    /// Claims up to `n` hosts with frontier URLs that `worker` may take (as a checkout
+    /// would), in order of their best pending URL, for `worker` (its lease started or extended); returns their names.
     pub fn claim_hosts(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<String>> {
         let at = now();
         let tx = self.conn.transaction()?;
@@ -197,7 +208,7 @@ impl Store {
         if n > 0 {
             walk(&tx, worker, &live, |row, held| {
                 if !held && seen.insert(row.sid) {
-                    claimed.push((row.sid, row.owner.is_some()));
+                    claimed.push((row.sid, row.lapsed));
                 }
                 claimed.len() < n
             })?;

@@ -12,7 +12,7 @@ mod search;
 pub use lease::{
     a_crash_mid_checkout_loses_nothing, a_lapsed_lease_returns_hosts_and_in_flight_urls,
     given_back_hosts_are_free_and_their_in_flight_urls_return,
-    hosts_are_claimed_in_order_of_their_best_pending_url,
+    held_hosts_follow_the_frontier_head_unless_busy,
     leased_work_is_pending_or_in_flight_on_held_hosts,
 };
 pub use more::{
@@ -325,7 +325,7 @@ pub fn run_all(open: &mut dyn FnMut(&str) -> Box<dyn CrawlDb>) {
         ),
         (
             "claim-order",
-            hosts_are_claimed_in_order_of_their_best_pending_url,
+            held_hosts_follow_the_frontier_head_unless_busy,
         ),
         ("lapse", a_lapsed_lease_returns_hosts_and_in_flight_urls),
         (

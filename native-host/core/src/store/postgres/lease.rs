@@ -3,6 +3,13 @@
 //! its heartbeat). A worker that dies loses its hosts when its lease runs out; its in-flight
 //! URLs return to the frontier, and nothing fetched is touched.
 //!
+//! A lease binds a host to its holder while URLs of it are in flight there (so no URL is
+//! fetched twice, and a dead worker's in-flight URLs wait out its lease); a held host with
+//! nothing in flight, once its politeness slot (`server.ready_at`) has come, follows the
+//! frontier's head: the next worker whose checkout reaches its URLs takes it over, so the
+//! crawl's best URLs go to whoever asks next rather than wait for the worker that first met
+//! their host.
+//!
 //! Claims are serialised by a transaction-scoped advisory lock (two workers never both take a
 //! free host: each claim sees every claim committed before it), and frontier rows are locked
 //! `FOR UPDATE SKIP LOCKED`, so a checkout never waits on rows another worker is recording.
@@ -26,10 +33,17 @@ use std::time::Duration;
 /// The advisory lock key of host claims ("lease").
 pub(super) const CLAIM_LOCK: i64 = 0x6c65_6173;
 
-/// A host is free for `$1` (the worker) at `$2` (now): no holder, `$1` itself, or a holder
-/// whose lease ran out.
+/// A host's holder is a live worker at `$2` (now).
+const LIVE_HOLDER: &str = "EXISTS (
+    SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2)";
+
+/// A host `$1` (the worker) may take at `$2` (now): no holder, `$1` itself, a holder whose
+/// lease ran out, or a live holder with nothing of it in flight whose politeness slot has come
+/// (an idle held host follows the frontier's head: see [`checkout`]).
 const MAY_HAVE: &str = "(s.lease_owner IS NULL OR s.lease_owner = $1 OR NOT EXISTS (
-    SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2))";
+    SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2)
+  OR (coalesce(s.ready_at, 0) <= $2
+      AND NOT EXISTS (SELECT 1 FROM doc f WHERE f.sid = s.sid AND f.status = 1)))";
 
 /// A transaction holding the claim lock, with `worker`'s lease started or extended to
 /// `lease` from `at` (its heartbeat), and whether a lease may have lapsed (a worker's, or a
@@ -132,7 +146,8 @@ fn back_to_frontier(
 }
 
 /// Checks out for `worker` up to `n` frontier URLs among the hosts it holds or may take
-/// (claimed as met), marking them in flight: with a politeness `gap`, URLs of hosts ready now
+/// (claimed as met: free, lapsed, or another live worker's with nothing in flight), marking
+/// them in flight: with a politeness `gap`, URLs of hosts ready now
 /// first ([`claim::ready_first`]), else in frontier order.
 pub(super) fn checkout(
     c: &mut Conn,
@@ -151,7 +166,7 @@ pub(super) fn checkout(
     let picked = tx.query(
         &format!(
             "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner,
-               s.ready_at
+               s.ready_at, {LIVE_HOLDER}
              FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0 AND {MAY_HAVE}
              ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3
              FOR UPDATE OF d SKIP LOCKED"
@@ -169,9 +184,9 @@ pub(super) fn checkout(
     let mut seen = HashSet::new();
     let mut work = Vec::with_capacity(taken.picks.len());
     for r in taken.picks.iter().map(|i| &picked[*i]) {
-        let (sid, owner): (i64, Option<String>) = (r.get(5), r.get(6));
+        let (sid, owner, live): (i64, Option<String>, bool) = (r.get(5), r.get(6), r.get(8));
         if owner.as_deref() != Some(worker) && seen.insert(sid) {
-            claimed.push((sid, owner.is_some()));
+            claimed.push((sid, owner.is_some() && !live));
         }
         work.push(Work {
             oid: PageId::from_raw(r.get(0)),
@@ -200,9 +215,9 @@ pub(super) fn claim_hosts(
     let (mut tx, _) = claiming(c, worker, lease, at)?;
     let best = tx.query(
         &format!(
-            "SELECT sid, host, lease_owner FROM (
-               SELECT DISTINCT ON (d.sid) d.sid, s.host, s.lease_owner, d.num_tries,
-                 d.relevance, d.priority, d.rnd
+            "SELECT sid, host, lease_owner, live FROM (
+               SELECT DISTINCT ON (d.sid) d.sid, s.host, s.lease_owner, {LIVE_HOLDER} AS live,
+                 d.num_tries, d.relevance, d.priority, d.rnd
                FROM doc d JOIN server s ON s.sid = d.sid
                WHERE d.status = 0 AND {MAY_HAVE} AND s.lease_owner IS DISTINCT FROM $1
                ORDER BY d.sid, d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd) b
@@ -211,7 +226,12 @@ pub(super) fn claim_hosts(
         &[&worker, &at, &limit(n)],
     )?;
     let claimed: Vec<(i64, bool)> = (best.iter())
-        .map(|r| (r.get(0), r.get::<_, Option<String>>(2).is_some()))
+        .map(|r| {
+            (
+                r.get(0),
+                r.get::<_, Option<String>>(2).is_some() && !r.get::<_, bool>(3),
+            )
+        })
         .collect();
     claim(&mut tx, worker, &claimed, (&[], &[]))?;
     tx.commit()?;
