@@ -21,7 +21,18 @@
 //! apprentice. Measured: a reused apprentice on FOLDOC networking guided from 200 pages, was
 //! stopped at 405 (AUCs .834 and .834), and switched back on at 663 (.921 against .530) while
 //! the pages it then picked lowered harvest at 1000 from .456 to .415.
+//!
+//! That comparison sees only what the guiding ranker chose to fetch. The exploration sample
+//! ([`super::explore`]) sees what it leaves behind: a few of each period's fetches are the
+//! other ranker's picks, and the two rankers' harvests on the pages where they disagree are
+//! compared ([`Duel`]). Once that comparison finds the apprentice's picks worse by [`Z_ON`]
+//! standard errors, the apprentice stops (or does not start), whatever the paired comparison
+//! says. It only ever vetoes: measured on FOLDOC networking, a reused apprentice whose picks
+//! were far more often relevant than soft focus's (.29 against .05) still lowered harvest at
+//! 1000 when kept guiding (.409 against soft's .456), because what a pick leads to, not the
+//! pick, decides the later harvest, and neither comparison sees that.
 
+use super::explore::{Contest, Duel, Ranker};
 use std::collections::{HashMap, VecDeque};
 
 /// Standard errors of the AUC difference by which the apprentice must beat soft focus before it
@@ -143,6 +154,8 @@ pub struct Critic {
     /// It guided and was stopped: it does not guide again.
     stopped: bool,
     last: Option<Comparison>,
+    /// The rankers' harvests on the pages where they disagree (the exploration sample).
+    duel: Duel,
 }
 
 impl Critic {
@@ -159,11 +172,19 @@ impl Critic {
         }
     }
 
-    /// Decides on the window: guide once the apprentice is better by [`Z_ON`] standard errors,
-    /// stop once it is no longer better, and for good; without enough evidence, keep what the
-    /// crawl does.
+    /// A pick of ranker `r` (a URL only it would have fetched next) was fetched: relevant when
+    /// `high`.
+    pub fn observe_pick(&mut self, r: Ranker, high: bool) {
+        self.duel.observe(r, high);
+    }
+
+    /// Decides on the window: guide once the apprentice is better by [`Z_ON`] standard
+    /// errors, stop once it is no longer better, and for good; without enough evidence, keep
+    /// what the crawl does. The duel of the two rankers' picks vetoes: once the apprentice's
+    /// picks are worse by [`Z_ON`] standard errors, it does not guide.
     pub fn decide(&mut self) -> bool {
-        if let Some(c) = compare(&self.window) {
+        let paired = compare(&self.window);
+        if let Some(c) = paired {
             let d = c.apprentice - c.soft;
             let was = self.guiding;
             self.guiding = if was {
@@ -172,7 +193,11 @@ impl Critic {
                 !self.stopped && d > 0.0 && d > Z_ON * c.se
             };
             self.stopped |= was && !self.guiding;
-            self.last = Some(c);
+            self.last = paired;
+        }
+        if self.guiding && self.duel.verdict(Z_ON) == Some(false) {
+            self.guiding = false;
+            self.stopped = true;
         }
         self.guiding
     }
@@ -185,6 +210,11 @@ impl Critic {
     /// The last comparison made, if any.
     pub fn last(&self) -> Option<Comparison> {
         self.last
+    }
+
+    /// The duel of the two rankers' picks so far, once each has enough fetched picks.
+    pub fn contest(&self) -> Option<Contest> {
+        self.duel.contest()
     }
 }
 

@@ -187,3 +187,37 @@ fn a_full_board_keeps_a_halved_sample_and_stays_bounded() {
     b.offer(outside, 1.0, 1.0);
     assert!(b.fetched(outside, true).is_none());
 }
+
+#[test]
+fn the_picks_left_behind_stop_an_apprentice_the_paired_comparison_keeps() {
+    use super::super::explore::Ranker;
+    // On the pages it fetched, the apprentice ranked the relevant ones first and soft focus
+    // did no better than chance: the paired comparison lets it guide.
+    let fetched = pages(WINDOW, 0.0, 1.0, 7);
+    let (mut paired_only, mut with_sample) = (Critic::new(), Critic::new());
+    for p in &fetched {
+        paired_only.observe(*p);
+        with_sample.observe(*p);
+    }
+    assert!(
+        paired_only.decide() && with_sample.decide(),
+        "both let it guide"
+    );
+    // But the pages it left behind, soft focus's picks, were relevant 3 times in 4, its own
+    // picks once in 4: only the critic with the exploration sample sees it.
+    for i in 0..40 {
+        with_sample.observe_pick(Ranker::Soft, i % 4 != 0);
+        with_sample.observe_pick(Ranker::Apprentice, i % 4 == 0);
+    }
+    for p in &fetched {
+        paired_only.observe(*p);
+        with_sample.observe(*p);
+    }
+    assert!(paired_only.decide(), "{:?}", paired_only.last());
+    assert!(!with_sample.decide(), "{:?}", with_sample.contest());
+    // Its picks turning better later does not let it guide again: the sample only vetoes.
+    for _ in 0..super::super::explore::WINDOW {
+        with_sample.observe_pick(Ranker::Apprentice, true);
+    }
+    assert!(!with_sample.decide(), "{:?}", with_sample.contest());
+}
