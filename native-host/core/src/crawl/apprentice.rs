@@ -7,6 +7,7 @@
 use super::policy::critic::{Critic, Guide, Scoreboard};
 use super::policy::explore::{self, Ranker};
 use super::policy::leads::Leads;
+use super::policy::value::Values;
 use super::{policy, ApprenticeConfig, Mode};
 use crate::store::{fnv64, ApprenticeEvidence, DocStatus, FetchedPage, Outcome, PageId};
 use forager_classifier::apprentice::{skill, Apprentice};
@@ -53,6 +54,10 @@ pub(super) struct Learning {
     picks: HashMap<PageId, Ranker>,
     /// Explored picks to raise again once the re-score beside the loop lands.
     raise_later: Vec<(PageId, f64)>,
+    /// The fetched picks being valued by what they lead to.
+    values: Values,
+    /// Pages the crawl had fetched at the last record.
+    total: u64,
 }
 
 /// The critic's exploration for the next period, by URL: the store gives their rows' ids.
@@ -76,22 +81,30 @@ pub(super) struct Pick {
 
 impl Learning {
     /// The apprentice of a crawl under `cfg`, starting from `learner` (offline-trained, reused
-    /// or resumed). Set to guide always, a trained one guides from the first page.
+    /// or resumed). Unless it only learns, a trained one guides from the first page.
     pub(super) fn new(cfg: &ApprenticeConfig, learner: Apprentice) -> Self {
+        let critic = if learner.is_trained() {
+            Critic::wary()
+        } else {
+            Critic::new()
+        };
         Learning {
             guide: cfg.guide,
             retrain_every: cfg.retrain_every.max(1),
             warmup: cfg.warmup,
-            guiding: cfg.guide == Guide::Always && learner.is_trained(),
+            // A trained apprentice is the workers' from the first page ([`Critic::wary`]).
+            guiding: cfg.guide != Guide::Never && learner.is_trained(),
             learner,
             checks: 0,
             heldout: Vec::new(),
             since_retrain: 0,
-            critic: Critic::new(),
+            critic,
             board: Scoreboard::new(),
             leads: Leads::new(),
             picks: HashMap::new(),
             raise_later: Vec::new(),
+            values: Values::new(cfg.retrain_every.max(1)),
+            total: 0,
         }
     }
 
@@ -119,7 +132,8 @@ impl Learning {
                 continue;
             }
             if let Some(r) = self.picks.remove(&o.oid) {
-                self.critic.observe_pick(r, policy::high(o.relevance));
+                let children = o.links.iter().map(|l| fnv64(&l.url)).collect();
+                (self.values).picked(r, policy::high(o.relevance), children, self.total);
             }
             for l in &o.links {
                 let Some(f) = &l.features else { continue };
@@ -150,9 +164,14 @@ impl Learning {
         for p in pages {
             let hash = fnv64(&p.url);
             self.leads.fetched(hash);
+            self.values.fetched(hash, policy::high(p.relevance));
             if let Some(pair) = self.board.fetched(hash, policy::high(p.relevance)) {
                 self.critic.observe(pair);
             }
+        }
+        self.total = total;
+        for (r, value) in self.values.closed(total) {
+            self.critic.observe_pick(r, value);
         }
         // The learner predicts each new instance before learning it: its trust.
         if self.learner.is_trained() {

@@ -236,6 +236,9 @@ fn the_critics_plan_scores_each_pick_when_it_is_fetched() {
             .collect();
         l.scored(&batch, Mode::Soft);
         assert!(l.picks.is_empty(), "every pick scored once");
+        // A period later, their values are final (they link nowhere: their own relevance).
+        total += 100;
+        assert!(l.learn(&[], &[], 0, total).is_none());
     }
     let c = l.critic.contest().expect("enough picks");
     assert_eq!(c.picks, [21, 250]);

@@ -206,8 +206,8 @@ fn the_picks_left_behind_stop_an_apprentice_the_paired_comparison_keeps() {
     // But the pages it left behind, soft focus's picks, were relevant 3 times in 4, its own
     // picks once in 4: only the critic with the exploration sample sees it.
     for i in 0..40 {
-        with_sample.observe_pick(Ranker::Soft, i % 4 != 0);
-        with_sample.observe_pick(Ranker::Apprentice, i % 4 == 0);
+        with_sample.observe_pick(Ranker::Soft, f64::from(u8::from(i % 4 != 0)));
+        with_sample.observe_pick(Ranker::Apprentice, f64::from(u8::from(i % 4 == 0)));
     }
     for p in &fetched {
         paired_only.observe(*p);
@@ -217,7 +217,36 @@ fn the_picks_left_behind_stop_an_apprentice_the_paired_comparison_keeps() {
     assert!(!with_sample.decide(), "{:?}", with_sample.contest());
     // Its picks turning better later does not let it guide again: the sample only vetoes.
     for _ in 0..super::super::explore::WINDOW {
-        with_sample.observe_pick(Ranker::Apprentice, true);
+        with_sample.observe_pick(Ranker::Apprentice, f64::from(u8::from(true)));
     }
     assert!(!with_sample.decide(), "{:?}", with_sample.contest());
+}
+
+#[test]
+fn a_reused_apprentice_guides_until_its_picks_or_the_paired_comparison_stop_it() {
+    use super::super::explore::{Ranker, MIN_PICKS};
+    // Memorised links: the paired comparison finds it far better, and it keeps guiding.
+    let (mut memorised, mut wary) = (Critic::wary(), Critic::wary());
+    assert!(wary.guiding() && !Critic::new().guiding());
+    for p in &pages(WINDOW, 0.0, 1.0, 7) {
+        memorised.observe(*p);
+        wary.observe(*p);
+    }
+    assert!(memorised.decide() && wary.decide());
+    // Its picks lead to less than soft focus's: the duel stops it, for good.
+    for i in 0..MIN_PICKS {
+        wary.observe_pick(Ranker::Apprentice, f64::from(u8::from(i % 4 == 0)));
+        wary.observe_pick(Ranker::Soft, 2.0);
+    }
+    assert!(!wary.decide(), "{:?}", wary.contest());
+    for _ in 0..WINDOW {
+        wary.observe_pick(Ranker::Apprentice, 3.0);
+    }
+    assert!(!wary.decide(), "{:?}", wary.contest());
+    // Where soft focus ranks the fetched pages better, the paired comparison stops it.
+    let mut honest = Critic::wary();
+    for p in &pages(WINDOW, 1.0, 0.0, 7) {
+        honest.observe(*p);
+    }
+    assert!(!honest.decide(), "{:?}", honest.last());
 }

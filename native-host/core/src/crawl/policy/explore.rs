@@ -117,12 +117,13 @@ pub fn plan(frontier: &[Ranked], guide: Ranker, horizon: usize) -> Plan {
     Plan { raise, picks }
 }
 
-/// The two rankers' harvests on their picks, and the standard error of their difference.
+/// The two rankers' mean pick values ([`super::value`]: a pick's own relevance and the
+/// relevant pages it led to), and the standard error of their difference.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contest {
-    /// Share of the apprentice's fetched picks that were relevant.
+    /// Mean value of the apprentice's fetched picks.
     pub apprentice: f64,
-    /// Share of soft focus's.
+    /// Soft focus's.
     pub soft: f64,
     /// Standard error of `apprentice - soft`.
     pub se: f64,
@@ -130,10 +131,10 @@ pub struct Contest {
     pub picks: [usize; 2],
 }
 
-/// The fetched picks of each ranker, most recent [`WINDOW`], and whether each was relevant.
+/// The values of each ranker's fetched picks, most recent [`WINDOW`].
 #[derive(Clone, Debug, Default)]
 pub struct Duel {
-    outcomes: [VecDeque<bool>; 2],
+    outcomes: [VecDeque<f64>; 2],
 }
 
 impl Duel {
@@ -142,34 +143,36 @@ impl Duel {
         Self::default()
     }
 
-    /// A pick of ranker `r` was fetched: relevant when `high`.
-    pub fn observe(&mut self, r: Ranker, high: bool) {
+    /// A pick of ranker `r` was fetched and valued `value` (1 or 0 for a pick judged by its
+    /// own relevance alone).
+    pub fn observe(&mut self, r: Ranker, value: f64) {
         let side = &mut self.outcomes[usize::from(r == Ranker::Soft)];
-        side.push_back(high);
+        side.push_back(value);
         if side.len() > WINDOW {
             side.pop_front();
         }
     }
 
-    /// The comparison of the two harvests, once each ranker has [`MIN_PICKS`] fetched picks.
-    /// Each share is estimated with one relevant and one irrelevant pick added (Agresti and
-    /// Caffo, 2000), so that a share of 0 or 1 on few picks still has a variance.
+    /// The comparison of the two mean values (Welch), once each ranker has [`MIN_PICKS`]
+    /// fetched picks. Each side gets two more values, a 0 and a 1 (for relevant-or-not values
+    /// this is Agresti and Caffo's (2000) estimate), so a side where every pick scored the
+    /// same still has a variance.
     pub fn contest(&self) -> Option<Contest> {
         let n = self.outcomes.each_ref().map(VecDeque::len);
         if n.iter().any(|&k| k < MIN_PICKS) {
             return None;
         }
-        let p = [0, 1].map(|s| {
-            let hits = self.outcomes[s].iter().filter(|h| **h).count();
-            (hits as f64 + 1.0) / (n[s] as f64 + 2.0)
+        let stats = [0, 1].map(|s| {
+            let xs = self.outcomes[s].iter().copied().chain([0.0, 1.0]);
+            let m = (n[s] + 2) as f64;
+            let mean = xs.clone().sum::<f64>() / m;
+            let var = xs.map(|x| (x - mean).powi(2)).sum::<f64>() / m;
+            (mean, var / m)
         });
-        let var: f64 = (0..2)
-            .map(|s| p[s] * (1.0 - p[s]) / (n[s] as f64 + 2.0))
-            .sum();
         Some(Contest {
-            apprentice: p[0],
-            soft: p[1],
-            se: var.sqrt(),
+            apprentice: stats[0].0,
+            soft: stats[1].0,
+            se: (stats[0].1 + stats[1].1).sqrt(),
             picks: n,
         })
     }

@@ -1,5 +1,10 @@
 use super::*;
 
+/// A pick judged by its own relevance alone.
+fn v(high: bool) -> f64 {
+    f64::from(u8::from(high))
+}
+
 fn id(raw: i64) -> u64 {
     raw as u64
 }
@@ -65,12 +70,12 @@ fn urls_both_rankers_would_fetch_are_nobodys_picks() {
 fn the_duel_decides_only_on_enough_picks_and_a_clear_difference() {
     let mut d = Duel::new();
     for i in 0..MIN_PICKS - 1 {
-        d.observe(Ranker::Soft, true);
-        d.observe(Ranker::Apprentice, i % 5 == 0);
+        d.observe(Ranker::Soft, v(true));
+        d.observe(Ranker::Apprentice, v(i % 5 == 0));
     }
     assert_eq!(d.contest(), None, "too few picks");
-    d.observe(Ranker::Soft, true);
-    d.observe(Ranker::Apprentice, false);
+    d.observe(Ranker::Soft, v(true));
+    d.observe(Ranker::Apprentice, v(false));
     let c = d.contest().unwrap();
     assert_eq!(c.picks, [MIN_PICKS, MIN_PICKS]);
     assert!(c.soft > 0.9 && c.apprentice < 0.3, "{c:?}");
@@ -78,13 +83,13 @@ fn the_duel_decides_only_on_enough_picks_and_a_clear_difference() {
     // As many relevant on both sides: no verdict.
     let mut even = Duel::new();
     for i in 0..200 {
-        even.observe(Ranker::Soft, i % 2 == 0);
-        even.observe(Ranker::Apprentice, i % 2 == 1);
+        even.observe(Ranker::Soft, v(i % 2 == 0));
+        even.observe(Ranker::Apprentice, v(i % 2 == 1));
     }
     assert_eq!(even.verdict(1.645), None);
     // The window forgets: the apprentice's old misses leave it.
     for _ in 0..WINDOW {
-        d.observe(Ranker::Apprentice, true);
+        d.observe(Ranker::Apprentice, v(true));
     }
     assert_eq!(d.contest().unwrap().picks, [WINDOW, MIN_PICKS]);
     assert_eq!(d.verdict(1.645), None, "both near 1 now");
