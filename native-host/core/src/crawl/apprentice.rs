@@ -253,7 +253,7 @@ impl Learning {
             Ranker::Soft
         };
         let horizon = usize::try_from(self.retrain_every).unwrap_or(usize::MAX);
-        let plan = explore::plan(&self.leads.ranked(), guide, horizon);
+        let plan = explore::plan(&self.leads.ranked(), guide, horizon, explore::SHARE);
         let picks = (plan.picks.iter())
             .map(|&(hash, ranker)| Pick {
                 hash,
