@@ -226,6 +226,9 @@ impl Learning {
             "the apprentice's critic decided"
         );
         match (was, self.guiding) {
+            // A reused apprentice the critic has no evidence on yet (too few relevant or
+            // irrelevant pages): the workers keep the one they have, the frontier its scores.
+            (true, true) if self.critic.last().is_none() => None,
             (_, true) => Some(Step::Guide(snapshot)),
             (true, false) => Some(Step::Unguide(snapshot)),
             (false, false) => snapshot.is_trained().then_some(Step::Explore(snapshot)),

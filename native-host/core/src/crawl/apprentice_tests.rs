@@ -244,3 +244,29 @@ fn the_critics_plan_scores_each_pick_when_it_is_fetched() {
     assert_eq!(c.picks, [21, 250]);
     assert!(c.apprentice > 0.9 && (c.soft - 0.5).abs() < 0.01, "{c:?}");
 }
+
+#[test]
+fn a_reused_apprentice_is_republished_only_once_the_critic_has_evidence() {
+    let cfg = ApprenticeConfig {
+        retrain_every: 50,
+        warmup: 50,
+        guide: Guide::WhenBetter,
+        ..Default::default()
+    };
+    let mut reused = Apprentice::new();
+    reused.add(&[1, 3], true);
+    reused.add(&[2, 3], false);
+    let mut l = Learning::new(&cfg, reused);
+    assert!(
+        l.guiding(),
+        "a trained apprentice guides from the first page"
+    );
+    let mut total = 0;
+    // 50 pages, 17 relevant: too few for the critic; the apprentice the workers have stays.
+    let steps = crawl(&mut l, &targets(0, 50, false, false), &mut total);
+    assert_eq!(steps, ["-"], "{:?}", l.critic());
+    assert!(l.guiding() && l.critic().is_none());
+    // Then the apprentice sees what soft focus does not: retrained and republished.
+    let steps = crawl(&mut l, &targets(50, 100, true, false), &mut total);
+    assert_eq!(steps, ["guide", "guide"], "{:?}", l.critic());
+}
