@@ -5,9 +5,13 @@
 //! (publishing a snapshot to the fetch workers and re-scoring the frontier).
 
 use super::policy::critic::{Critic, Guide, Scoreboard};
+use super::policy::explore::{self, Ranker};
+use super::policy::leads::Leads;
+use super::policy::value::Values;
 use super::{policy, ApprenticeConfig, Mode};
-use crate::store::{fnv64, ApprenticeEvidence, DocStatus, FetchedPage, Outcome};
+use crate::store::{fnv64, ApprenticeEvidence, DocStatus, FetchedPage, Outcome, PageId};
 use forager_classifier::apprentice::{skill, Apprentice};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Most held-out predictions the apprentice's trust is measured on between retrains (bounds
@@ -20,8 +24,11 @@ pub(super) enum Step {
     /// Give the workers this apprentice and re-score the frontier with it: it guides.
     Guide(Arc<Apprentice>),
     /// The apprentice stops guiding: the workers get none and the frontier goes back to soft
-    /// focus's scores.
-    Unguide,
+    /// focus's scores (the apprentice, retrained, still ranks it for the critic's sample).
+    Unguide(Arc<Apprentice>),
+    /// Soft focus keeps guiding; the retrained apprentice ranks the frontier for the critic's
+    /// exploration sample.
+    Explore(Arc<Apprentice>),
 }
 
 /// The apprentice's state in a crawl.
@@ -41,23 +48,63 @@ pub(super) struct Learning {
     since_retrain: u64,
     critic: Critic,
     board: Scoreboard,
+    /// The frontier's candidates for the critic's exploration sample.
+    leads: Leads,
+    /// The frontier URLs only one ranker would fetch in this period ([`explore::plan`]).
+    picks: HashMap<PageId, Ranker>,
+    /// Explored picks to raise again once the re-score beside the loop lands.
+    raise_later: Vec<(PageId, f64)>,
+    /// The fetched picks being valued by what they lead to.
+    values: Values,
+    /// Pages the crawl had fetched at the last record.
+    total: u64,
+}
+
+/// The critic's exploration for the next period, by URL: the store gives their rows' ids.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Exploration {
+    /// The URLs only one ranker would fetch.
+    pub(super) picks: Vec<Pick>,
+}
+
+/// A URL only one ranker would fetch in the next period.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Pick {
+    hash: u64,
+    /// The URL.
+    pub(super) url: String,
+    /// The ranker that picks it.
+    pub(super) ranker: Ranker,
+    /// The score that raises it to the head of the frontier, when it is explored.
+    pub(super) raise: Option<f64>,
 }
 
 impl Learning {
     /// The apprentice of a crawl under `cfg`, starting from `learner` (offline-trained, reused
-    /// or resumed). Set to guide always, a trained one guides from the first page.
+    /// or resumed). Unless it only learns, a trained one guides from the first page.
     pub(super) fn new(cfg: &ApprenticeConfig, learner: Apprentice) -> Self {
+        let critic = if learner.is_trained() {
+            Critic::wary()
+        } else {
+            Critic::new()
+        };
         Learning {
             guide: cfg.guide,
             retrain_every: cfg.retrain_every.max(1),
             warmup: cfg.warmup,
-            guiding: cfg.guide == Guide::Always && learner.is_trained(),
+            // A trained apprentice is the workers' from the first page ([`Critic::wary`]).
+            guiding: cfg.guide != Guide::Never && learner.is_trained(),
             learner,
             checks: 0,
             heldout: Vec::new(),
             since_retrain: 0,
-            critic: Critic::new(),
+            critic,
             board: Scoreboard::new(),
+            leads: Leads::new(),
+            picks: HashMap::new(),
+            raise_later: Vec::new(),
+            values: Values::new(cfg.retrain_every.max(1)),
+            total: 0,
         }
     }
 
@@ -76,18 +123,30 @@ impl Learning {
     /// critic decides).
     pub(super) fn scored(&mut self, batch: &[Outcome], mode: Mode) {
         let critic_on = self.guide == Guide::WhenBetter && matches!(mode, Mode::Soft | Mode::Hard);
-        if !critic_on || !self.learner.is_trained() {
+        if !critic_on {
             return;
         }
+        let trained = self.learner.is_trained();
         for o in batch {
             if o.status != DocStatus::Fetched || o.revisit {
                 continue;
             }
+            if let Some(r) = self.picks.remove(&o.oid) {
+                let children = o.links.iter().map(|l| fnv64(&l.url)).collect();
+                (self.values).picked(r, policy::high(o.relevance), children, self.total);
+            }
             for l in &o.links {
                 let Some(f) = &l.features else { continue };
                 let soft = o.relevance * l.weight;
+                let hash = fnv64(&l.url);
+                if !trained {
+                    // Kept until the first retrain scores it.
+                    self.leads.offer(hash, &l.url, f, soft, f64::INFINITY);
+                    continue;
+                }
                 let apprentice = self.learner.blend(f, soft);
-                self.board.offer(fnv64(&l.url), soft, apprentice);
+                self.board.offer(hash, soft, apprentice);
+                self.leads.offer(hash, &l.url, f, soft, apprentice);
             }
         }
     }
@@ -103,9 +162,16 @@ impl Learning {
         total: u64,
     ) -> Option<Step> {
         for p in pages {
-            if let Some(pair) = self.board.fetched(fnv64(&p.url), policy::high(p.relevance)) {
+            let hash = fnv64(&p.url);
+            self.leads.fetched(hash);
+            self.values.fetched(hash, policy::high(p.relevance));
+            if let Some(pair) = self.board.fetched(hash, policy::high(p.relevance)) {
                 self.critic.observe(pair);
             }
+        }
+        self.total = total;
+        for (r, value) in self.values.closed(total) {
+            self.critic.observe_pick(r, value);
         }
         // The learner predicts each new instance before learning it: its trust.
         if self.learner.is_trained() {
@@ -156,13 +222,90 @@ impl Learning {
             pages = total,
             guiding = self.guiding,
             critic = ?self.critic.last(),
+            duel = ?self.critic.contest(),
             "the apprentice's critic decided"
         );
         match (was, self.guiding) {
+            // A reused apprentice the critic has no evidence on yet (too few relevant or
+            // irrelevant pages): the workers keep the one they have, the frontier its scores.
+            (true, true) if self.critic.last().is_none() => None,
             (_, true) => Some(Step::Guide(snapshot)),
-            (true, false) => Some(Step::Unguide),
-            (false, false) => None,
+            (true, false) => Some(Step::Unguide(snapshot)),
+            (false, false) => snapshot.is_trained().then_some(Step::Explore(snapshot)),
         }
+    }
+
+    /// Whether the critic ranks the frontier both ways at each retrain (its exploration
+    /// sample): while it decides whether the apprentice guides.
+    pub(super) fn explores(&self) -> bool {
+        self.guide == Guide::WhenBetter
+    }
+
+    /// The frontier's candidates scored again by `score` (the retrained apprentice's blend),
+    /// before the critic's exploration is planned.
+    pub(super) fn rank(&mut self, score: impl Fn(&[u32], f64) -> f64) {
+        self.leads.rescore(score);
+    }
+
+    /// The critic's exploration for the next period ([`explore::plan`] over the frontier's
+    /// candidates as last ranked).
+    pub(super) fn plan(&self) -> Exploration {
+        let guide = if self.guiding {
+            Ranker::Apprentice
+        } else {
+            Ranker::Soft
+        };
+        let horizon = usize::try_from(self.retrain_every).unwrap_or(usize::MAX);
+        let plan = explore::plan(&self.leads.ranked(), guide, horizon, explore::SHARE);
+        let picks = (plan.picks.iter())
+            .map(|&(hash, ranker)| Pick {
+                hash,
+                url: self.leads.url(hash).unwrap_or_default().to_owned(),
+                ranker,
+                raise: (plan.raise.iter()).find(|r| r.0 == hash).map(|r| r.1),
+            })
+            .collect();
+        Exploration { picks }
+    }
+
+    /// What the store found of `plan`'s picks (their row ids, by position): when each is in
+    /// the frontier (or `last`), the picks of this period are set, each to score for its
+    /// ranker when it is fetched, and the scores that raise the explored ones are returned.
+    /// Otherwise the candidates no longer in the frontier (fetched, given up, in flight) are
+    /// dropped and `None` says to plan again.
+    pub(super) fn found(
+        &mut self,
+        plan: &Exploration,
+        ids: &[Option<PageId>],
+        last: bool,
+    ) -> Option<Vec<(PageId, f64)>> {
+        let both = || plan.picks.iter().zip(ids);
+        let gone: Vec<u64> = (both().filter(|(_, id)| id.is_none()))
+            .map(|(p, _)| p.hash)
+            .collect();
+        if !gone.is_empty() && !last {
+            for h in gone {
+                self.leads.fetched(h);
+            }
+            return None;
+        }
+        self.picks = (both().filter_map(|(p, id)| Some(((*id)?, p.ranker)))).collect();
+        Some(
+            both()
+                .filter_map(|(p, id)| Some(((*id)?, p.raise?)))
+                .collect(),
+        )
+    }
+
+    /// Explored picks to raise again when the re-score beside the loop lands (it would
+    /// write the apprentice's scores over them).
+    pub(super) fn raise_later(&mut self, raise: Vec<(PageId, f64)>) {
+        self.raise_later = raise;
+    }
+
+    /// The explored picks to raise again now that a re-score beside the loop landed.
+    pub(super) fn raised_later(&mut self) -> Vec<(PageId, f64)> {
+        std::mem::take(&mut self.raise_later)
     }
 
     /// A retrain: the trust measured on the held-out predictions since the last one, and a

@@ -80,8 +80,8 @@ fn crawl(l: &mut Learning, ts: &[Target], total: &mut u64) -> Vec<&'static str> 
                 assert!(a.is_trained());
                 steps.push("guide");
             }
-            Some(Step::Unguide) => steps.push("unguide"),
-            None => steps.push("-"),
+            Some(Step::Unguide(_)) => steps.push("unguide"),
+            Some(Step::Explore(_)) | None => steps.push("-"),
         }
     }
     steps
@@ -170,4 +170,103 @@ fn the_critic_needs_no_more_than_scored_links_of_focused_modes() {
     assert!(l.board.is_empty(), "breadth first has nothing to compare");
     l.scored(&batch, Mode::Hard);
     assert_eq!(l.board.len(), 50);
+}
+
+#[test]
+fn the_critics_plan_scores_each_pick_when_it_is_fetched() {
+    let mut l = learning(Guide::WhenBetter);
+    let mut total = 0;
+    // Soft focus sees what the apprentice does not: it does not guide.
+    crawl(&mut l, &targets(0, 100, false, true), &mut total);
+    assert!(l.explores() && !l.guiding());
+    // A page links to 400 URLs: soft focus prefers low numbers (its R × the link's weight),
+    // the retrained apprentice high ones (feature i).
+    let url = |i: i64| format!("http://u{i}.test/");
+    let hub = Outcome {
+        status: DocStatus::Fetched,
+        relevance: 1.0,
+        links: (0..400)
+            .map(|i| NewUrl {
+                features: Some(vec![i as u32]),
+                weight: 1.0 - i as f64 / 400.0,
+                ..NewUrl::seed(&url::Url::parse(&url(i)).unwrap())
+            })
+            .collect(),
+        ..Outcome::default()
+    };
+    l.scored(&[hub], Mode::Soft);
+    let fetched = |raw: i64, relevance: f64| Outcome {
+        oid: PageId::from_raw(raw),
+        status: DocStatus::Fetched,
+        relevance,
+        ..Outcome::default()
+    };
+    let number = |u: &str| u[8..u.len() - 6].parse::<i64>().unwrap();
+    l.rank(|f, _| f64::from(f[0]) / 400.0);
+    // The apprentice's best, 399, is no longer in the frontier (given up, say): the store
+    // does not find it, and the plan is made again without it.
+    let plan = l.plan();
+    let ids: Vec<Option<PageId>> = (plan.picks.iter())
+        .map(|p| (number(&p.url) != 399).then(|| PageId::from_raw(number(&p.url))))
+        .collect();
+    assert_eq!(l.found(&plan, &ids, false), None);
+    for _ in 0..3 {
+        let plan = l.plan();
+        let raised: Vec<i64> = (plan.picks.iter())
+            .filter(|p| p.raise == Some(1.0))
+            .map(|p| number(&p.url))
+            .collect();
+        assert_eq!(
+            raised,
+            (392..399).rev().collect::<Vec<_>>(),
+            "⌈100 / 16⌉ explored"
+        );
+        // The store finds every pick (its row id is its number).
+        let ids: Vec<Option<PageId>> = (plan.picks.iter())
+            .map(|p| Some(PageId::from_raw(number(&p.url))))
+            .collect();
+        let raise = l.found(&plan, &ids, false).expect("all found");
+        assert_eq!(raise.len(), 7, "soft focus's head: {raise:?}");
+        // Soft focus's 100 picks, half relevant, and the apprentice's 7, all relevant, are
+        // fetched, with a page nobody picked.
+        let batch: Vec<Outcome> = (0..100)
+            .map(|id| fetched(id, if id % 2 == 0 { 0.9 } else { 0.0 }))
+            .chain((392..399).map(|id| fetched(id, 0.9)))
+            .chain([fetched(200, 0.0)])
+            .collect();
+        l.scored(&batch, Mode::Soft);
+        assert!(l.picks.is_empty(), "every pick scored once");
+        // A period later, their values are final (they link nowhere: their own relevance).
+        total += 100;
+        assert!(l.learn(&[], &[], 0, total).is_none());
+    }
+    let c = l.critic.contest().expect("enough picks");
+    assert_eq!(c.picks, [21, 250]);
+    assert!(c.apprentice > 0.9 && (c.soft - 0.5).abs() < 0.01, "{c:?}");
+}
+
+#[test]
+fn a_reused_apprentice_is_republished_only_once_the_critic_has_evidence() {
+    let cfg = ApprenticeConfig {
+        retrain_every: 50,
+        warmup: 50,
+        guide: Guide::WhenBetter,
+        ..Default::default()
+    };
+    let mut reused = Apprentice::new();
+    reused.add(&[1, 3], true);
+    reused.add(&[2, 3], false);
+    let mut l = Learning::new(&cfg, reused);
+    assert!(
+        l.guiding(),
+        "a trained apprentice guides from the first page"
+    );
+    let mut total = 0;
+    // 50 pages, 17 relevant: too few for the critic; the apprentice the workers have stays.
+    let steps = crawl(&mut l, &targets(0, 50, false, false), &mut total);
+    assert_eq!(steps, ["-"], "{:?}", l.critic());
+    assert!(l.guiding() && l.critic().is_none());
+    // Then the apprentice sees what soft focus does not: retrained and republished.
+    let steps = crawl(&mut l, &targets(50, 100, true, false), &mut total);
+    assert_eq!(steps, ["guide", "guide"], "{:?}", l.critic());
 }

@@ -30,7 +30,10 @@ use std::collections::HashSet;
 
 pub mod claim;
 pub mod critic;
+pub mod explore;
+pub mod leads;
 pub mod rules;
+pub mod value;
 pub use rules::{
     combine, high, instance, retry_or_give_up, trained_apprentice, Instance, BOOST, HIGH_RELEVANCE,
     MAX_TRIES,

@@ -169,6 +169,8 @@ pub trait CrawlDb: Send + 'static {
     fn in_link_reader(&self) -> Result<Option<Box<dyn InLinkReader>>> {
         Ok(None)
     }
+    /// The row ids of those of `urls` that are in the frontier (unvisited), by position.
+    fn frontier_ids(&self, urls: &[String]) -> Result<Vec<Option<PageId>>>;
     /// A page of fetched pages' texts, in id order after `after` (from the first when `None`).
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>>;
     /// Stores fetched pages' new verdicts.
@@ -283,6 +285,9 @@ impl CrawlDb for Store {
     fn in_link_reader(&self) -> Result<Option<Box<dyn InLinkReader>>> {
         Store::in_link_reader(self)
     }
+    fn frontier_ids(&self, urls: &[String]) -> Result<Vec<Option<PageId>>> {
+        Store::frontier_ids(self, urls)
+    }
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         Store::fetched_texts(self, after, limit)
     }
@@ -389,6 +394,9 @@ impl<T: CrawlDb + ?Sized> CrawlDb for Box<T> {
     }
     fn in_link_reader(&self) -> Result<Option<Box<dyn InLinkReader>>> {
         (**self).in_link_reader()
+    }
+    fn frontier_ids(&self, urls: &[String]) -> Result<Vec<Option<PageId>>> {
+        (**self).frontier_ids(urls)
     }
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         (**self).fetched_texts(after, limit)

@@ -69,6 +69,20 @@ impl Store {
         Ok(n)
     }
 
+    /// The row ids of those of `urls` that are unvisited, by position.
+    pub fn frontier_ids(&self, urls: &[String]) -> Result<Vec<Option<PageId>>> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT oid FROM doc WHERE rnd = ?1 AND url = ?2 AND status = ?3")?;
+        let mut out = Vec::with_capacity(urls.len());
+        for u in urls {
+            let key = super::url_key::url_key(u);
+            let id = st.query_row(params![key, u, DocStatus::Unvisited], |r| r.get(0));
+            out.push(rusqlite::OptionalExtension::optional(id)?);
+        }
+        Ok(out)
+    }
+
     /// The apprentice's evidence in this crawl (see [`super::Reader::apprentice_evidence`]).
     pub fn apprentice_evidence(&self) -> Result<Vec<super::ApprenticeEvidence>> {
         super::Reader::apprentice_evidence(&self.read())

@@ -187,3 +187,159 @@ fn a_full_board_keeps_a_halved_sample_and_stays_bounded() {
     b.offer(outside, 1.0, 1.0);
     assert!(b.fetched(outside, true).is_none());
 }
+
+#[test]
+fn the_picks_left_behind_stop_an_apprentice_the_paired_comparison_keeps() {
+    use super::super::explore::Ranker;
+    // On the pages it fetched, the apprentice ranked the relevant ones first and soft focus
+    // did no better than chance: the paired comparison lets it guide.
+    let fetched = pages(WINDOW, 0.0, 1.0, 7);
+    let (mut paired_only, mut with_sample) = (Critic::new(), Critic::new());
+    for p in &fetched {
+        paired_only.observe(*p);
+        with_sample.observe(*p);
+    }
+    assert!(
+        paired_only.decide() && with_sample.decide(),
+        "both let it guide"
+    );
+    // But the pages it left behind, soft focus's picks, were relevant 3 times in 4, its own
+    // picks once in 4: only the critic with the exploration sample sees it.
+    for i in 0..40 {
+        with_sample.observe_pick(Ranker::Soft, f64::from(u8::from(i % 4 != 0)));
+        with_sample.observe_pick(Ranker::Apprentice, f64::from(u8::from(i % 4 == 0)));
+    }
+    for p in &fetched {
+        paired_only.observe(*p);
+        with_sample.observe(*p);
+    }
+    assert!(paired_only.decide(), "{:?}", paired_only.last());
+    assert!(!with_sample.decide(), "{:?}", with_sample.contest());
+    // Its picks turning better later does not let it guide again: the sample only vetoes.
+    for _ in 0..super::super::explore::WINDOW {
+        with_sample.observe_pick(Ranker::Apprentice, f64::from(u8::from(true)));
+    }
+    assert!(!with_sample.decide(), "{:?}", with_sample.contest());
+}
+
+#[test]
+fn a_reused_apprentice_guides_until_its_picks_or_the_paired_comparison_stop_it() {
+    use super::super::explore::Ranker;
+    // Memorised links: the paired comparison finds it far better, and it keeps guiding.
+    let (mut memorised, mut wary) = (Critic::wary(), Critic::wary());
+    assert!(wary.guiding() && !Critic::new().guiding());
+    for p in &pages(WINDOW, 0.0, 1.0, 7) {
+        memorised.observe(*p);
+        wary.observe(*p);
+    }
+    assert!(memorised.decide() && wary.decide());
+    // Its picks lead to less than soft focus's: the duel stops it, for good, once each side
+    // has VETO_PICKS valued picks.
+    for i in 0..VETO_PICKS {
+        wary.observe_pick(Ranker::Apprentice, f64::from(u8::from(i % 4 == 0)));
+        wary.observe_pick(Ranker::Soft, 2.0);
+        if i + 1 < VETO_PICKS {
+            assert!(wary.decide(), "{i} picks: {:?}", wary.contest());
+        }
+    }
+    assert!(!wary.decide(), "{:?}", wary.contest());
+    for _ in 0..WINDOW {
+        wary.observe_pick(Ranker::Apprentice, 3.0);
+    }
+    assert!(!wary.decide(), "{:?}", wary.contest());
+    // Where soft focus ranks the fetched pages better, the paired comparison stops it.
+    let mut honest = Critic::wary();
+    for p in &pages(WINDOW, 1.0, 0.0, 7) {
+        honest.observe(*p);
+    }
+    assert!(!honest.decide(), "{:?}", honest.last());
+}
+
+/// A pick's value as the value label gives it, drawn from `r`: its own relevance (1 with
+/// chance `own`) plus its relevant children, most often none or one, now and then (chance
+/// `seams`) a seam of 1 to 12: a long tail.
+fn value(r: &mut impl FnMut() -> f64, own: f64, seams: f64) -> f64 {
+    let mine = f64::from(u8::from(r() < own));
+    let children = if r() < seams {
+        (r() * 12.0).floor() + 1.0
+    } else {
+        f64::from(u8::from(r() < 0.2))
+    };
+    mine + children
+}
+
+/// A crawl of `looks` retrain periods as the duel of a guiding apprentice sees it: each period
+/// `per_look` = [the apprentice's, soft focus's] valued picks (the guiding ranker's many, the
+/// other's ⌈200 / 16⌉ = 13 explored ones), the apprentice's own and seam chances
+/// `apprentice`, soft focus's (.3, .1). Returns the first look at which `stops` is true.
+fn looks_until_stopped(
+    seed: u64,
+    looks: usize,
+    per_look: [usize; 2],
+    apprentice: (f64, f64),
+    stops: &mut dyn FnMut(&mut Critic) -> bool,
+) -> Option<usize> {
+    use super::super::explore::Ranker;
+    let mut r = noise(seed);
+    let mut c = Critic::wary();
+    (1..=looks).find(|_| {
+        for _ in 0..per_look[0] {
+            c.observe_pick(
+                Ranker::Apprentice,
+                value(&mut r, apprentice.0, apprentice.1),
+            );
+        }
+        for _ in 0..per_look[1] {
+            c.observe_pick(Ranker::Soft, value(&mut r, 0.3, 0.1));
+        }
+        stops(&mut c)
+    })
+}
+
+/// The duel's veto before (session 17): soft focus's mean pick value above the apprentice's
+/// by 1.645 standard errors once each ranker has 20 valued picks.
+fn old_veto(c: &mut Critic) -> bool {
+    (c.contest()).is_some_and(|k| k.soft - k.apprentice > Z_ON * k.se)
+}
+
+#[test]
+fn the_veto_does_not_stop_an_apprentice_as_good_as_soft_focus_on_the_noise_of_few_picks() {
+    // As good as soft focus: both rankers' picks have the same long-tailed values; five looks
+    // (about 1,200 pages at the default settings), 400 crawls, the apprentice's picks the few
+    // explored ones (it is about to start) or the many guided ones (it guides).
+    let crawls = 400u64;
+    let fired = |per_look: [usize; 2], stops: &mut dyn FnMut(&mut Critic) -> bool| {
+        (1..=crawls)
+            .filter(|&s| looks_until_stopped(s, 5, per_look, (0.3, 0.1), stops).is_some())
+            .count() as u64
+    };
+    let old = fired([13, 100], &mut old_veto);
+    assert!(
+        old * 100 >= 15 * crawls,
+        "the old veto stopped {old} of {crawls}"
+    );
+    for per_look in [[13, 100], [100, 13]] {
+        let new = fired(per_look, &mut |c: &mut Critic| !c.decide());
+        assert!(
+            new * 100 <= 4 * crawls,
+            "{per_look:?}: stopped {new} of {crawls}"
+        );
+    }
+}
+
+#[test]
+fn the_veto_still_stops_an_apprentice_whose_picks_lead_to_less() {
+    // Its picks are relevant a third as often and open a seam a fifth as often as soft
+    // focus's: stopped in most crawls within eight looks, never before each side has
+    // VETO_PICKS valued picks.
+    let crawls = 200u64;
+    for per_look in [[13, 100], [100, 13]] {
+        let stopped: Vec<usize> = (1..=crawls)
+            .filter_map(|s| looks_until_stopped(s, 8, per_look, (0.1, 0.02), &mut |c| !c.decide()))
+            .collect();
+        let n = stopped.len() as u64;
+        assert!(n * 10 >= 9 * crawls, "{per_look:?}: {n} of {crawls}");
+        let first = VETO_PICKS.div_ceil(13);
+        assert!(stopped.iter().all(|&l| l >= first), "{stopped:?}");
+    }
+}

@@ -11,11 +11,16 @@ use forager_classifier::apprentice::Apprentice;
 use std::sync::Arc;
 use tracing::{debug, debug_span, Instrument};
 
+/// Most times the critic's exploration is planned at one retrain point, dropping the
+/// candidates the store no longer has in its frontier each time.
+const PLAN_ROUNDS: usize = 3;
+
 impl<S: CrawlDb> Watchdog<S> {
     /// The apprentice learns what was recorded; at its retrain points it is published and the
     /// frontier re-scored with it while it guides (beside the loop, or in line when the crawl
-    /// is deterministic or the apprentice starts guiding: [`rescore::Beside`]), and withdrawn (the frontier back to soft
-    /// focus's scores) when the critic stops it.
+    /// is deterministic or the apprentice starts guiding: [`rescore::Beside`]), and withdrawn
+    /// (the frontier back to soft focus's scores) when the critic stops it; under the critic,
+    /// its exploration sample is then raised ([`Self::explore`]).
     pub(super) async fn retrain(
         &mut self,
         rec: &store::Recorded,
@@ -28,35 +33,78 @@ impl<S: CrawlDb> Watchdog<S> {
         self.progress.apprentice_instances = l.instances();
         self.progress.apprentice_guides = l.guiding();
         self.progress.critic_auc = l.critic();
-        let (snapshot, guides) = match step {
+        let explores = l.explores() && matches!(self.config.mode, Mode::Soft | Mode::Hard);
+        let (ranker, published, guides) = match step {
             None => return self.rescore_beside().await,
-            Some(Step::Guide(a)) => (a, true),
-            Some(Step::Unguide) => (Arc::new(Apprentice::default()), false),
+            Some(Step::Guide(a)) => (a.clone(), Some(a), true),
+            Some(Step::Unguide(a)) => (a, Some(Arc::new(Apprentice::default())), false),
+            Some(Step::Explore(a)) => (a, None, false),
         };
-        *(self.sh.apprentice.write()).unwrap_or_else(|p| p.into_inner()) = snapshot.clone();
+        if let Some(p) = published.clone() {
+            *(self.sh.apprentice.write()).unwrap_or_else(|p| p.into_inner()) = p;
+        }
+        let beside = guides && !self.config.deterministic && self.rescoring.guided();
         if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
             let mode = self.config.mode;
-            if guides && !self.config.deterministic && self.rescoring.guided() {
-                self.rescoring.ask(snapshot);
-            } else {
+            if beside {
+                self.rescoring.ask(ranker.clone());
+            } else if published.is_some() {
                 self.rescoring.cancel(guides);
+                let a = ranker.clone();
                 blocking(&mut self.store, move |s| {
                     if guides {
-                        rescore::by_apprentice(s, |f, base| snapshot.blend(f, base))
+                        rescore::by_apprentice(s, |f, base| a.blend(f, base))
                     } else {
                         rescore::by_soft_focus(s, mode)
                     }
                 })
                 .await?;
             }
+            if explores {
+                self.explore(&ranker, beside).await?;
+            }
         }
         self.progress.apprentice_retrains += u64::from(guides);
         self.rescore_beside().await
     }
 
+    /// The critic's exploration sample for the next period ([`Learning::plan`]), ranked by
+    /// soft focus and by the retrained apprentice `a`: its picks are found in the frontier
+    /// (candidates no longer there are dropped and the plan made again, up to
+    /// [`PLAN_ROUNDS`] times) and the explored ones raised to its head, now and again when a
+    /// re-score `beside` the loop lands (it would write over them).
+    async fn explore(&mut self, a: &Apprentice, beside: bool) -> Result<(), CrawlError> {
+        let Some(l) = self.learning.as_mut() else {
+            return Ok(());
+        };
+        l.rank(|f, base| a.blend(f, base));
+        for round in 1..=PLAN_ROUNDS {
+            let Some(plan) = self.learning.as_ref().map(Learning::plan) else {
+                return Ok(());
+            };
+            let urls: Vec<String> = plan.picks.iter().map(|p| p.url.clone()).collect();
+            let ids = blocking(&mut self.store, move |s| s.frontier_ids(&urls)).await?;
+            let Some(l) = self.learning.as_mut() else {
+                return Ok(());
+            };
+            if let Some(raise) = l.found(&plan, &ids, round == PLAN_ROUNDS) {
+                if beside {
+                    l.raise_later(raise.clone());
+                }
+                blocking(&mut self.store, move |s| s.set_frontier_scores(&raise)).await?;
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// The re-score beside the loop: writes what it has sent, and starts the one asked for.
     async fn rescore_beside(&mut self) -> Result<(), CrawlError> {
         if let Some(done) = self.rescoring.step(&mut self.store).await? {
+            let raise = (self.learning.as_mut()).map_or(Vec::new(), Learning::raised_later);
+            if !raise.is_empty() {
+                blocking(&mut self.store, move |s| s.set_frontier_scores(&raise)).await?;
+            }
             debug!(
                 scored = done.scored,
                 changed = done.changed,

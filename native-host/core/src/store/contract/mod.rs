@@ -133,11 +133,15 @@ pub fn frontier_keeps_the_best_parent_and_pages_its_in_links(db: &mut dyn CrawlD
     );
 }
 
-/// Scores set by the policy reach unvisited URLs only, and order the next checkout.
+/// Scores set by the policy reach unvisited URLs only, and order the next checkout; the
+/// frontier's rows are found by URL.
 pub fn frontier_scores_are_persisted_for_unvisited_urls_only(db: &mut dyn CrawlDb) {
     let (a, _) = two_fetched_parents(db);
     let rows = all_in_links(db, PAGE);
     let z = rows.iter().find(|l| l.features.is_none()).expect("z").dst;
+    let urls = ["http://z.test/", "http://a.test/", "http://none.test/"].map(String::from);
+    let ids = db.frontier_ids(&urls).expect("ids");
+    assert_eq!(ids, [Some(z), None, None], "only unvisited URLs are found");
     assert_eq!(db.set_frontier_scores(&[(z, 0.95), (a, 0.01)]).unwrap(), 1);
     let next = co(db, 1);
     assert_eq!(next[0].oid, z);

@@ -193,6 +193,19 @@ impl InLinkReader for LinkReader {
     }
 }
 
+/// The row ids of those of `urls` that are unvisited, by position.
+pub(super) fn frontier_ids(c: &mut Conn, urls: &[String]) -> Result<Vec<Option<PageId>>> {
+    let rows = c.query(
+        "SELECT url, oid FROM doc WHERE url = ANY($1) AND status = $2",
+        &[&urls, &DocStatus::Unvisited.code()],
+    )?;
+    let ids: std::collections::HashMap<String, i64> =
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    Ok((urls.iter())
+        .map(|u| ids.get(u).copied().map(PageId::from_raw))
+        .collect())
+}
+
 /// A page of fetched pages with stored text, in id order after `after`.
 pub(super) fn fetched_texts(
     c: &mut Conn,

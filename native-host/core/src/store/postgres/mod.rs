@@ -357,6 +357,9 @@ impl CrawlDb for PgStore {
     fn in_link_reader(&self) -> Result<Option<Box<dyn crate::store::InLinkReader>>> {
         Ok(Some(Box::new(mining::LinkReader(self.handle()))))
     }
+    fn frontier_ids(&self, urls: &[String]) -> Result<Vec<Option<PageId>>> {
+        self.with(|c| mining::frontier_ids(c, urls))
+    }
     fn fetched_texts(&self, after: Option<PageId>, limit: usize) -> Result<Vec<PageText>> {
         self.with(|c| mining::fetched_texts(c, after, limit))
     }
