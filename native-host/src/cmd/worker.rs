@@ -27,7 +27,8 @@ pub(crate) struct Args {
     /// Stop after this many seconds.
     #[arg(long)]
     seconds: Option<f64>,
-    /// Fetches in flight.
+    /// Fetches in flight, this worker's own (as many as one process: a worker adds to the
+    /// crawl's pace; 16 divided among 4 workers made them only 1.16x one process at 1 s delay).
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
     /// Seconds between two requests to one host.
