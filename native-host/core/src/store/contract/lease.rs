@@ -140,7 +140,10 @@ pub fn a_crash_mid_checkout_loses_nothing(
     name: &str,
 ) {
     let lease = Duration::from_millis(600);
+    // The lease runs from inside the checkout: it has surely not lapsed before `t0 + lease`,
+    // and surely has by `t1 + lease` (a loaded machine may take long over the checkout).
     let t0 = Instant::now();
+    let t1;
     {
         let mut db = open(name);
         seed(
@@ -152,6 +155,7 @@ pub fn a_crash_mid_checkout_loses_nothing(
             ],
         );
         let work = db.checkout("doomed", 2, lease).unwrap();
+        t1 = Instant::now();
         let links = vec![
             url("http://d.test/", 0.6, Some(work[0].oid), None),
             url("http://a.test/more", 0.5, Some(work[0].oid), None),
@@ -168,7 +172,7 @@ pub fn a_crash_mid_checkout_loses_nothing(
         let want = ["http://a.test/more", "http://c.test/", "http://d.test/"];
         assert_eq!(before, want, "b.test's URL in flight was taken");
     }
-    std::thread::sleep((lease + Duration::from_millis(100)).saturating_sub(t0.elapsed()));
+    std::thread::sleep((lease + Duration::from_millis(100)).saturating_sub(t1.elapsed()));
     db.expire_leases().unwrap();
     let mut left = urls(db.as_mut(), "heir", 10, LONG);
     left.extend(before);
