@@ -2,8 +2,9 @@
 """Runs the workspace's built test binaries side by side, as `cargo test` would run them one by one.
 
 Reads the JSON messages of `cargo test --no-run --message-format=json` on stdin, runs every test
-executable in its package's directory with cargo's environment, JOBS at a time (default 3: the
-tests wait on sockets, servers and child processes much of the time), the slowest first, and
+executable in its package's directory with cargo's environment, JOBS at a time (default 2: the
+tests wait on sockets, servers and child processes much of the time; 3 loads the 2-core machine
+enough to tip timing-sensitive crawl-quality tests), the slowest first, and
 prints each binary's whole output when it ends. Each binary runs exactly as under `cargo test`
 (its own process, libtest's own threads), so tests that share a fixture in one binary still do.
 Ends with one line `N passed, N failed, N ignored` and exits non-zero if any binary failed.
@@ -68,7 +69,7 @@ def package_name(package_id):
 
 
 def main():
-    jobs = int(os.environ.get("JOBS", "3"))
+    jobs = int(os.environ.get("JOBS", "2"))
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     times_file = os.path.join(repo, "target", "test-times.json")
     try:
