@@ -19,9 +19,12 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p forager-classifier --target wasm32-unknown-unknown -- -D warnings
-step "cargo test (release: one optimised build serves the tests, the benches, the host and the"
-echo "   browser tests; a debug build of the workspace would be a second full compile)"
-cargo test --workspace --release
+step "cargo test build (release: one optimised build serves the tests, the benches, the host and"
+echo "   the browser tests; a debug build of the workspace would be a second full compile)"
+cargo test --workspace --release --no-run --message-format=json-render-diagnostics >target/test-binaries.json
+step "cargo tests: the test binaries side by side (scripts/run-tests.py), then the doctests"
+scripts/run-tests.py <target/test-binaries.json
+cargo test --workspace --release --doc
 step "benches compile"
 cargo bench --workspace --no-run
 step "build wasm + host"
