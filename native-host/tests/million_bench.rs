@@ -16,8 +16,10 @@ fn the_million_page_bench_reports_every_figure_at_5000_pages() {
     assert_eq!(r.windows.len(), million::WINDOWS);
     assert!(r.windows.iter().all(|w| w.is_finite() && *w > 0.0), "{r}");
     assert!(r.last_over_first().is_finite(), "{r}");
+    assert!(r.cpu_ms.iter().all(|w| w.is_finite() && *w > 0.0), "{r}");
+    assert!(r.cpu_last_over_first().is_finite(), "{r}");
     assert!(
-        r.cpu_windows.iter().all(|w| w.is_finite() && *w > 0.0),
+        r.cores.iter().all(|c| *c > 0.0) && r.load.len() == million::WINDOWS,
         "{r}"
     );
     assert!(r.peak_rss_mb > 0 && r.rss_mb.iter().any(|m| *m > 0), "{r}");
@@ -43,12 +45,16 @@ fn windows_split_the_pages_evenly_and_interpolate_time() {
             fetched,
             rss_mb: 10 + t,
             cpu: t as f64 / 2.0,
+            load: t as f64,
         });
     }
     let w = million::windows(&s, 1500);
     assert_eq!(w.len(), million::WINDOWS);
     assert!((w[0].pages_per_sec - 100.0).abs() < 1e-6, "{w:?}");
     assert!((w[9].pages_per_sec - 50.0).abs() < 1e-6, "{w:?}");
-    assert!((w[0].pages_per_cpu_sec - 200.0).abs() < 1e-6, "{w:?}");
-    assert_eq!(w[9].rss_mb, 30);
+    // 5 ms of CPU per page at 100 pages/s, 10 ms at 50; half a core busy throughout.
+    assert!((w[0].cpu_ms_per_page - 5.0).abs() < 1e-6, "{w:?}");
+    assert!((w[9].cpu_ms_per_page - 10.0).abs() < 1e-6, "{w:?}");
+    assert!(w.iter().all(|w| (w.cores - 0.5).abs() < 1e-6), "{w:?}");
+    assert_eq!((w[9].rss_mb, w[9].load), (30, 20.0));
 }

@@ -34,9 +34,14 @@ pub struct Report {
     pub db_bytes: u64,
     /// Pages per second in each window of fetched pages.
     pub windows: Vec<f64>,
-    /// Pages per second of the crawler's own CPU time (user + system) in each window: the
-    /// crawl's cost, whatever else the machine runs.
-    pub cpu_windows: Vec<f64>,
+    /// Milliseconds of the crawler's own CPU time (user + system) per page in each window:
+    /// the crawl's cost, whatever else the machine runs (a decay raises it; a busier machine
+    /// lowers the pages per second but not this).
+    pub cpu_ms: Vec<f64>,
+    /// Cores the crawler kept busy in each window (its CPU seconds per second).
+    pub cores: Vec<f64>,
+    /// The machine's load (1-minute average) at the end of each window.
+    pub load: Vec<f64>,
     /// Checkout latency at the end: median and worst of 20 checkouts of 64, in ms.
     pub checkout_ms: (f64, f64),
     /// The crawler's last line.
@@ -48,6 +53,15 @@ impl Report {
     pub fn last_over_first(&self) -> f64 {
         match (self.windows.first(), self.windows.last()) {
             (Some(f), Some(l)) if *f > 0.0 => l / f,
+            _ => f64::NAN,
+        }
+    }
+
+    /// First window's CPU time per page over the last's: the CPU-time throughput's
+    /// last/first, to set beside the wall one (below 1: each page costs more CPU at the end).
+    pub fn cpu_last_over_first(&self) -> f64 {
+        match (self.cpu_ms.first(), self.cpu_ms.last()) {
+            (Some(f), Some(l)) if *l > 0.0 => f / l,
             _ => f64::NAN,
         }
     }
@@ -89,15 +103,21 @@ impl std::fmt::Display for Report {
             w.join(" "),
             self.last_over_first()
         )?;
-        let c: Vec<String> = self.cpu_windows.iter().map(|x| format!("{x:.0}")).collect();
-        let cpu_ratio = match (self.cpu_windows.first(), self.cpu_windows.last()) {
-            (Some(f), Some(l)) if *f > 0.0 => l / f,
-            _ => f64::NAN,
+        let list = |v: &[f64], digits: usize| {
+            let s: Vec<String> = v.iter().map(|x| format!("{x:.digits$}")).collect();
+            s.join(" ")
         };
         writeln!(
             f,
-            "  pages per crawler CPU second in {WINDOWS} windows: {}; last/first {cpu_ratio:.2}",
-            c.join(" ")
+            "  crawler CPU ms per page in {WINDOWS} windows: {}; throughput last/first {:.2}",
+            list(&self.cpu_ms, 3),
+            self.cpu_last_over_first()
+        )?;
+        writeln!(
+            f,
+            "  crawler cores busy: {}; machine load (1 min) at window ends: {}",
+            list(&self.cores, 2),
+            list(&self.load, 1)
         )?;
         write!(
             f,
@@ -200,6 +220,7 @@ fn crawl(model: &Path, proxy: &str, db: &Path, seeds: &[String], pages: u64) -> 
             fetched: v["fetched"].as_u64().unwrap_or(0),
             rss_mb,
             cpu,
+            load: load_average(),
         });
     }
     let status = child.wait().unwrap();
@@ -223,7 +244,9 @@ fn crawl(model: &Path, proxy: &str, db: &Path, seeds: &[String], pages: u64) -> 
         rss_mb: w.iter().map(|w| w.rss_mb).collect(),
         db_bytes: 0,
         windows: w.iter().map(|w| w.pages_per_sec).collect(),
-        cpu_windows: w.iter().map(|w| w.pages_per_cpu_sec).collect(),
+        cpu_ms: w.iter().map(|w| w.cpu_ms_per_page).collect(),
+        cores: w.iter().map(|w| w.cores).collect(),
+        load: w.iter().map(|w| w.load).collect(),
         checkout_ms: (0.0, 0.0),
         last_line,
     }
@@ -240,6 +263,15 @@ pub struct Sample {
     pub rss_mb: u64,
     /// CPU seconds (user + system) spent by the crawler.
     pub cpu: f64,
+    /// The machine's 1-minute load average.
+    pub load: f64,
+}
+
+/// The machine's 1-minute load average (0 where /proc has none).
+fn load_average() -> f64 {
+    (std::fs::read_to_string("/proc/loadavg").ok())
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0.0)
 }
 
 /// Resident MB and CPU seconds of process `pid` now (zeros when it has gone).
@@ -270,17 +302,21 @@ fn usage(pid: u32) -> (u64, f64) {
 pub struct Window {
     /// Pages per second.
     pub pages_per_sec: f64,
-    /// Pages per second of the crawler's CPU time.
-    pub pages_per_cpu_sec: f64,
+    /// Milliseconds of the crawler's CPU time per page.
+    pub cpu_ms_per_page: f64,
+    /// The crawler's CPU seconds per second.
+    pub cores: f64,
     /// Resident MB at its end.
     pub rss_mb: u64,
+    /// The machine's load at its end.
+    pub load: f64,
 }
 
 /// The crawl in [`WINDOWS`] equal shares of `total` fetched pages (times interpolated
 /// between progress samples).
 pub fn windows(samples: &[Sample], total: u64) -> Vec<Window> {
-    // (seconds, CPU seconds, resident MB) when `pages` pages were fetched.
-    let at = |pages: f64| -> (f64, f64, u64) {
+    // (seconds, CPU seconds, resident MB, load) when `pages` pages were fetched.
+    let at = |pages: f64| -> (f64, f64, u64, f64) {
         let i = samples.partition_point(|s| (s.fetched as f64) < pages);
         match (
             i.checked_sub(1).and_then(|j| samples.get(j)),
@@ -292,23 +328,30 @@ pub fn windows(samples: &[Sample], total: u64) -> Vec<Window> {
                     a.secs + f * (b.secs - a.secs),
                     a.cpu + f * (b.cpu - a.cpu),
                     b.rss_mb,
+                    b.load,
                 )
             }
-            (_, Some(b)) => (b.secs, b.cpu, b.rss_mb),
-            (Some(a), None) => (a.secs, a.cpu, a.rss_mb),
-            (None, None) => (0.0, 0.0, 0),
+            (_, Some(b)) => (b.secs, b.cpu, b.rss_mb, b.load),
+            (Some(a), None) => (a.secs, a.cpu, a.rss_mb, a.load),
+            (None, None) => (0.0, 0.0, 0, 0.0),
         }
     };
     let share = total as f64 / WINDOWS as f64;
     let rate = |d: f64| if d > 0.0 { share / d } else { 0.0 };
     (0..WINDOWS)
         .map(|w| {
-            let (t0, c0, _) = at(share * w as f64);
-            let (t1, c1, rss_mb) = at(share * (w + 1) as f64);
+            let (t0, c0, _, _) = at(share * w as f64);
+            let (t1, c1, rss_mb, load) = at(share * (w + 1) as f64);
             Window {
                 pages_per_sec: rate(t1 - t0),
-                pages_per_cpu_sec: rate(c1 - c0),
+                cpu_ms_per_page: if share > 0.0 {
+                    (c1 - c0) * 1e3 / share
+                } else {
+                    0.0
+                },
+                cores: if t1 > t0 { (c1 - c0) / (t1 - t0) } else { 0.0 },
                 rss_mb,
+                load,
             }
         })
         .collect()

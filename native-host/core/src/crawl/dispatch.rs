@@ -249,9 +249,7 @@ impl Dispatcher {
                 if cause_counts_a_request(cause) {
                     // The request never reached the host: it does not count against its cap.
                     let mut ph = self.sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
-                    if let Some(n) = ph.get_mut(&d.host) {
-                        *n = n.saturating_sub(1);
-                    }
+                    ph.give_back(&d.host);
                 }
                 self.parked.push((d.host, w));
                 None

@@ -13,6 +13,7 @@ mod apprentice;
 pub mod blame;
 mod config;
 mod dispatch;
+mod host_cap;
 mod open_world;
 pub mod policy;
 mod prepare;

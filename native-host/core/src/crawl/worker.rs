@@ -32,7 +32,8 @@ pub(super) struct Shared {
     pub(super) judge: RwLock<Judge>,
     pub(super) config: CrawlConfig,
     pub(super) next_slot: Mutex<HashMap<String, Instant>>,
-    pub(super) per_host: Mutex<HashMap<String, u64>>,
+    /// Requests robots.txt allowed per host in this run (the per-host page cap).
+    pub(super) per_host: Mutex<super::host_cap::HostCaps>,
     /// The apprentice as of its last retrain, read by the fetch workers.
     pub(super) apprentice: RwLock<Arc<Apprentice>>,
     /// Answered fetches go here to be archived (WARC), while the crawl records them.
@@ -299,12 +300,10 @@ async fn admit(
     };
     // The per-host page cap counts requests robots.txt allowed.
     let mut ph = sh.per_host.lock().unwrap_or_else(|p| p.into_inner());
-    let n = ph.entry(host.to_owned()).or_default();
-    if *n >= sh.config.max_pages_per_host {
+    if !ph.admit(host, sh.config.max_pages_per_host) {
         let o = failure(oid, store::DocStatus::Excluded, "trap-host-page-cap");
         return Err((o, false, None));
     }
-    *n += 1;
     Ok(extra)
 }
 

@@ -5,6 +5,7 @@
 //! order (num_tries asc, relevance desc, priority asc, rnd): selection never sorts.
 
 mod aside;
+mod checkpointer;
 pub mod contract;
 pub mod copy;
 mod crawl_db;
@@ -319,6 +320,9 @@ pub struct Outcome {
 
 /// The crawl database.
 pub struct Store {
+    /// Checkpoints the write-ahead log beside the writer; first, so that it stops before the
+    /// writer's connection closes (the last one to close folds the log in).
+    _checkpointer: checkpointer::Checkpointer,
     conn: Connection,
     /// The writer's lock on `<db>.lock`, held while the store is open (released by the OS
     /// if the process dies).
@@ -363,12 +367,9 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         // The crawl's writer (#27 profile: 32 page reads and 43 page writes per fetched page
-        // with the defaults): a page cache sized from the database (`page_cache`), and a
-        // checkpoint (with its fsync) every 64 MB of WAL instead of every 4 MB: a page the
-        // records write again and again is copied to the database once per checkpoint
-        // (checkpoints were 5% of the crawler's CPU at 16 MB, 1% at 64 MB).
+        // with the defaults): a page cache sized from the database (`page_cache`); its
+        // checkpoints run on a thread of their own once it is open (`checkpointer`).
         page_cache::size(&conn)?;
-        conn.pragma_update(None, "wal_autocheckpoint", 16_384)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         // Every statement of a record stays prepared (rusqlite keeps 16 by default, fewer
         // than a record, a checkout and a flush use in turn).
@@ -411,7 +412,9 @@ impl Store {
             r.get(0)
         })?;
         let features = features::FeatureDict::load(&conn)?;
+        let checkpointer = checkpointer::Checkpointer::start(&mut conn, path)?;
         Ok(Store {
+            _checkpointer: checkpointer,
             conn,
             _lock: lock,
             caches: Caches::default(),
