@@ -87,7 +87,10 @@ test('(w1) before any crawl, links are scored by the words around them, in the p
   await clickToolbarButton(S.ctx, S.tab, S.extId);
   S.tabId = await waitFor('the tab id', () => inWorker(S.worker, async (u) =>
     (await chrome.tabs.query({})).find((t) => t.url === u)?.id, S.page?.url), 10_000);
-  const h = await handle({ type: 'highlight_links', tabId: S.tabId });
+  // The click's grant of the tab reaches the extension a moment after the click returns (one CI
+  // run on a loaded machine read the page before it: "Cannot access contents of the page").
+  const h = await waitFor('the toolbar click to grant the tab', () =>
+    handle({ type: 'highlight_links', tabId: S.tabId }), 10_000);
   assert.equal(h.rule, 'context', 'no crawl yet: no apprentice');
   assert.ok(h.marked > 0 && h.marked <= 5, `marked ${h.marked}`);
   assert.equal(await S.tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), h.marked);
