@@ -79,7 +79,7 @@ fn crawl(
         }
     };
     clean();
-    let mut cmd = std::process::Command::new(binary());
+    let mut cmd = std::process::Command::new(common::binary());
     cmd.args([
         "crawl",
         "--mode",
@@ -126,12 +126,6 @@ fn crawl(
     (fetched, secs, rss, idle)
 }
 
-/// The `forager` binary crawled with: `FORAGER_BIN` when set (an older build, to alternate two
-/// builds in one run), else this build's.
-fn binary() -> std::path::PathBuf {
-    std::env::var_os("FORAGER_BIN").map_or_else(|| env!("CARGO_BIN_EXE_forager").into(), Into::into)
-}
-
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -158,7 +152,7 @@ fn main() {
         urls.len()
     );
     println!("  server capacity (bare fetch loop, 32 conns): {cap:8.0} pages/s");
-    println!("  crawler: {}", binary().display());
+    println!("  crawler: {}", common::binary().display());
     let scratch = std::env::temp_dir().join(format!("forager-bench-crawl-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).unwrap();

@@ -13,32 +13,14 @@
 
 mod common;
 use forager::miniweb::MiniWeb;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The `forager` binary crawled with: `FORAGER_BIN` when set, else this build's.
-fn binary() -> PathBuf {
-    std::env::var_os("FORAGER_BIN").map_or_else(|| env!("CARGO_BIN_EXE_forager").into(), Into::into)
-}
-
-/// CPU seconds (user + system) of process `pid` (Linux).
-fn cpu_of(pid: u32) -> f64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0.0;
-    };
-    let Some(close) = stat.rfind(')') else {
-        return 0.0;
-    };
-    let f: Vec<&str> = stat[close + 2..].split_whitespace().collect();
-    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (t(11) + t(12)) / 100.0
-}
-
 /// CPU seconds of an nginx master and its workers.
 fn nginx_cpu(master: u32) -> f64 {
-    let mut total = cpu_of(master);
+    let mut total = common::cpu_seconds(master);
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
             continue;
@@ -51,7 +33,7 @@ fn nginx_cpu(master: u32) -> f64 {
             .and_then(|c| stat[c + 2..].split_whitespace().nth(1))
             .and_then(|p| p.parse::<u32>().ok());
         if ppid == Some(master) {
-            total += cpu_of(pid);
+            total += common::cpu_seconds(pid);
         }
     }
     total
@@ -102,7 +84,7 @@ fn full_crawl(s: &Server, scratch: &Path, how: Start<'_>, log: &Path) -> Run {
     };
     clean();
     let _ = std::fs::remove_file(log);
-    let mut cmd = std::process::Command::new(binary());
+    let mut cmd = std::process::Command::new(common::binary());
     cmd.args([
         "crawl", "--mode", "soft", "--delay", "0", "--proxy", &s.proxy,
     ])
@@ -281,7 +263,7 @@ fn main() {
         .unwrap_or(1);
     println!(
         "floor bench on FOLDOC, delay 0; crawler {}; client/server CPU per page answered",
-        binary().display()
+        common::binary().display()
     );
     for round in 1..=rounds {
         println!(" round {round}");

@@ -2,8 +2,9 @@
 //! the same run as `cargo bench --bench million`. Asserts the report's shape (every figure
 //! there and plausible), never timings.
 
-#[path = "../benches/common/million.rs"]
-mod million;
+#[path = "../benches/common/mod.rs"]
+mod common;
+use common::million;
 
 #[test]
 fn the_million_page_bench_reports_every_figure_at_5000_pages() {

@@ -282,19 +282,7 @@ fn usage(pid: u32) -> (u64, f64) {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .unwrap_or(0)
         >> 10;
-    // /proc/PID/stat: utime and stime are fields 14 and 15, in USER_HZ (100 on Linux) ticks,
-    // counted after the command name's closing parenthesis (field 2).
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = (stat.rsplit_once(')').map_or("", |(_, r)| r))
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (rss, (ticks(11) + ticks(12)) / 100.0)
+    (rss, super::cpu_seconds(pid))
 }
 
 /// One window of the crawl.

@@ -10,6 +10,29 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The `forager` binary a bench runs: `FORAGER_BIN` when set (to measure two builds with
+/// one bench binary), else this build's.
+pub fn binary() -> PathBuf {
+    std::env::var_os("FORAGER_BIN").map_or_else(|| env!("CARGO_BIN_EXE_forager").into(), Into::into)
+}
+
+/// CPU seconds (user + system) process `pid` has used so far, from `/proc/PID/stat` (utime and
+/// stime, fields 14 and 15 in USER_HZ ticks of 1/100 s, counted after the command's closing
+/// parenthesis); 0 when it has gone.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = (stat.rsplit_once(')').map_or("", |(_, r)| r))
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// The FOLDOC mini-web under `target/foldoc`, extracted from `../shared` when missing.
 pub fn foldoc_dir() -> Option<PathBuf> {
     let repo = repo();

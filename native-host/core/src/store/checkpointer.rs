@@ -186,17 +186,19 @@ fn run(conn: &Connection, shared: &Shared, step: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn temp_db(name: &str) -> std::path::PathBuf {
-        let p = std::env::temp_dir().join(format!("forager-ckpt-{}-{name}.db", std::process::id()));
-        for ext in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
-        }
-        p
-    }
+    use crate::store::temp_db;
 
     fn wal_bytes(p: &Path) -> u64 {
         std::fs::metadata(format!("{}-wal", p.display())).map_or(0, |m| m.len())
+    }
+
+    /// A writer connection in WAL mode, as the store opens it, with one table.
+    fn writer(path: &Path) -> Connection {
+        let w = Connection::open(path).unwrap();
+        w.pragma_update(None, "journal_mode", "WAL").unwrap();
+        w.pragma_update(None, "synchronous", "NORMAL").unwrap();
+        w.execute_batch("CREATE TABLE t(x BLOB)").unwrap();
+        w
     }
 
     /// Writes `n` transactions of a page-sized row each.
@@ -209,11 +211,8 @@ mod tests {
 
     #[test]
     fn the_thread_checkpoints_and_the_log_starts_over_within_its_bound() {
-        let path = temp_db("bg");
-        let mut w = Connection::open(&path).unwrap();
-        w.pragma_update(None, "journal_mode", "WAL").unwrap();
-        w.pragma_update(None, "synchronous", "NORMAL").unwrap();
-        w.execute_batch("CREATE TABLE t(x BLOB)").unwrap();
+        let path = temp_db("ckpt", "bg");
+        let mut w = writer(&path);
         // Checkpoints every 50 frames, the writer's own from 400.
         let c = Checkpointer::start_at(&mut w, &path, 50, 400).unwrap();
         for _ in 0..20 {
@@ -235,11 +234,8 @@ mod tests {
 
     #[test]
     fn the_writer_checkpoints_in_line_at_the_bound() {
-        let path = temp_db("bound");
-        let mut w = Connection::open(&path).unwrap();
-        w.pragma_update(None, "journal_mode", "WAL").unwrap();
-        w.pragma_update(None, "synchronous", "NORMAL").unwrap();
-        w.execute_batch("CREATE TABLE t(x BLOB)").unwrap();
+        let path = temp_db("ckpt", "bound");
+        let mut w = writer(&path);
         // The thread never starts (its threshold is past the bound): only the writer's
         // in-line checkpoints keep the log from growing.
         let c = Checkpointer::start_at(&mut w, &path, i32::MAX, 100).unwrap();

@@ -1,19 +1,7 @@
 //! The link features' codec: exact lists back, smaller blobs, old databases migrated.
 
 use super::*;
-use crate::store::{DocStatus, NewUrl, Outcome, Reader, Store};
-
-fn temp_db(name: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("forager-feat-{}-{name}.db", std::process::id()));
-    remove(&p);
-    p
-}
-
-fn remove(p: &std::path::Path) {
-    for ext in ["", "-wal", "-shm", ".lock"] {
-        let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
-    }
-}
+use crate::store::{remove_db, temp_db, DocStatus, NewUrl, Outcome, Reader, Store};
 
 /// Feature lists as a crawl makes them: values from a small vocabulary (so they recur), in
 /// no order, with repeats, of 0 to 90 features; `seed` varies them.
@@ -180,7 +168,7 @@ fn sorted(mut v: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
 /// the crawl went and from the file (a resumed crawl), so the same counts and scores.
 #[test]
 fn the_apprentice_learns_the_same_counts_from_the_stored_features() {
-    let path = temp_db("same");
+    let path = temp_db("feat", "same");
     let (taught, given) = crawl(&path, 1);
     let stored = Store::open(&path).unwrap().apprentice_evidence().unwrap();
     let lists = |e: &[(Vec<u32>, f64)]| sorted(e.iter().map(|x| x.0.clone()).collect());
@@ -212,14 +200,14 @@ fn the_apprentice_learns_the_same_counts_from_the_stored_features() {
     assert!(bytes * 2 < four as i64, "{bytes} B against {four} B");
     assert!(raw_bytes > 0);
     drop(conn);
-    remove(&path);
+    remove_db(&path);
 }
 
 /// A database written before the dictionary (four-byte lists, schema 3) is migrated when
 /// opened for writing, losing nothing; a read-only reader reads it before and after.
 #[test]
 fn a_database_of_four_byte_features_moves_to_the_dictionary_losing_nothing() {
-    let path = temp_db("old");
+    let path = temp_db("feat", "old");
     let (_, given) = crawl(&path, 2);
     {
         // Back to the old form, as main wrote it.
@@ -267,7 +255,7 @@ fn a_database_of_four_byte_features_moves_to_the_dictionary_losing_nothing() {
     let nonempty = given.iter().filter(|f| !f.is_empty()).count() as i64;
     assert_eq!((odd, schema), (nonempty, SINCE_SCHEMA));
     drop(conn);
-    remove(&path);
+    remove_db(&path);
 }
 
 /// A crawl of one page whose 30 links carry features; returns the lists.
@@ -304,7 +292,7 @@ fn in_links(db: &dyn crate::store::CrawlDb) -> Vec<Vec<u32>> {
 /// target's dictionary: the copy's links carry the same lists.
 #[test]
 fn a_copied_crawl_keeps_its_links_features() {
-    let (a, b) = (temp_db("copy-a"), temp_db("copy-b"));
+    let (a, b) = (temp_db("feat", "copy-a"), temp_db("feat", "copy-b"));
     let features = one_page(&a);
     let st = Store::open(&a).unwrap();
     let mut to = Store::open(&b).unwrap();
@@ -312,8 +300,8 @@ fn a_copied_crawl_keeps_its_links_features() {
     assert_eq!(in_links(&to), sorted(features.clone()));
     drop(to);
     assert_eq!(in_links(&Store::open(&b).unwrap()), sorted(features));
-    remove(&a);
-    remove(&b);
+    remove_db(&a);
+    remove_db(&b);
 }
 
 /// Through a PostgreSQL server (four-byte lists there) and back: the same lists everywhere.
@@ -323,7 +311,7 @@ fn a_crawl_copied_through_postgres_keeps_its_links_features() {
     let Some(server) = testing::server() else {
         return;
     };
-    let (a, c) = (temp_db("pg-a"), temp_db("pg-c"));
+    let (a, c) = (temp_db("feat", "pg-a"), temp_db("feat", "pg-c"));
     let features = one_page(&a);
     let st = Store::open(&a).unwrap();
     let db = testing::TestDb::create(&server, "features");
@@ -333,15 +321,15 @@ fn a_crawl_copied_through_postgres_keeps_its_links_features() {
     let mut back = Store::open(&c).unwrap();
     crate::store::copy::copy(&pg, &mut back, "c", false, &mut |_, _| {}).unwrap();
     assert_eq!(in_links(&back), sorted(features));
-    remove(&a);
-    remove(&c);
+    remove_db(&a);
+    remove_db(&c);
 }
 
 /// A second connection's dictionary, loaded before a crawl wrote more, reads the new values
 /// when a list needs them.
 #[test]
 fn a_reader_with_an_older_dictionary_reads_the_new_values() {
-    let path = temp_db("reader");
+    let path = temp_db("feat", "reader");
     let mut st = Store::open(&path).unwrap();
     let reader = Store::open_read_only(&path).unwrap();
     let mut dict = FeatureDict::load(&reader).unwrap();
@@ -365,5 +353,5 @@ fn a_reader_with_an_older_dictionary_reads_the_new_values() {
     assert_eq!(dict.decode(&b), None);
     assert_eq!(dict.decode_on(&reader, &b).unwrap(), Some(vec![11, 12, 11]));
     drop((st, reader));
-    remove(&path);
+    remove_db(&path);
 }

@@ -594,21 +594,30 @@ pub fn decompress_text(blob: &[u8]) -> Option<String> {
         .and_then(|b| String::from_utf8(b).ok())
 }
 
+/// A scratch database path for a unit test, `<tmp>/forager-<kind>-<pid>-<name>.db`, with any
+/// database, log and lock files an earlier run left there removed (tests of one kind run in
+/// one process, so `kind` and `name` keep them apart).
+#[cfg(test)]
+pub(crate) fn temp_db(kind: &str, name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("forager-{kind}-{}-{name}.db", std::process::id()));
+    remove_db(&p);
+    p
+}
+
+/// Removes a scratch database and its log, shared-memory and lock files (tests).
+#[cfg(test)]
+pub(crate) fn remove_db(p: &std::path::Path) {
+    for ext in ["", "-wal", "-shm", ".lock"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn seed(url: &str) -> NewUrl {
         NewUrl::seed(&url::Url::parse(url).unwrap())
-    }
-
-    fn temp_db(name: &str) -> std::path::PathBuf {
-        let p =
-            std::env::temp_dir().join(format!("forager-store-{}-{name}.db", std::process::id()));
-        for ext in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
-        }
-        p
     }
 
     #[test]
@@ -625,7 +634,7 @@ mod tests {
 
     #[test]
     fn text_is_stored_compressed_and_a_requeued_failure_spends_a_try() {
-        let path = temp_db("retry");
+        let path = temp_db("store", "retry");
         let mut st = Store::open(&path).unwrap();
         st.add_seeds(&[seed("http://a.test/"), seed("http://b.test/")])
             .unwrap();

@@ -305,16 +305,7 @@ mod tests {
             .contains("at most"));
     }
 
-    use crate::store::{NewUrl, Outcome, Reader as _, Store};
-
-    fn temp_db(name: &str) -> std::path::PathBuf {
-        let p =
-            std::env::temp_dir().join(format!("forager-search-{}-{name}.db", std::process::id()));
-        for ext in ["", "-wal", "-shm", ".lock"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
-        }
-        p
-    }
+    use crate::store::{temp_db, NewUrl, Outcome, Reader as _, Store};
 
     fn seed(url: &str) -> NewUrl {
         NewUrl::seed(&url::Url::parse(url).unwrap())
@@ -348,7 +339,7 @@ mod tests {
 
     #[test]
     fn a_database_made_before_search_is_indexed_on_first_open_losing_nothing() {
-        let path = temp_db("migrate");
+        let path = temp_db("search", "migrate");
         let st = crawl(&path, &PAGES);
         st.conn()
             .execute_batch(

@@ -162,15 +162,7 @@ fn recount_due(at: Instant, cost: Duration, now: Instant) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{DocStatus, NewUrl, Outcome, PageId, Store};
-
-    fn temp_db(name: &str) -> std::path::PathBuf {
-        let p = std::env::temp_dir().join(format!("forager-seen-{}-{name}.db", std::process::id()));
-        for ext in ["", "-wal", "-shm", ".lock"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
-        }
-        p
-    }
+    use crate::store::{temp_db, DocStatus, NewUrl, Outcome, PageId, Store};
 
     fn url(u: &str, score: f64, via: Option<PageId>) -> NewUrl {
         NewUrl {
@@ -209,7 +201,7 @@ mod tests {
     /// Every URL has the same fingerprint: only the row check keeps the URLs apart.
     #[test]
     fn a_fingerprint_collision_neither_drops_nor_merges_urls() {
-        let path = temp_db("collide");
+        let path = temp_db("seen", "collide");
         let mut st = Store::open(&path).unwrap();
         st.caches = Caches::new(URL_CAPACITY, HOST_CAPACITY, |_| 7);
         st.add_seeds(&[url("http://a.test/", 1.0, None)]).unwrap();
@@ -268,7 +260,7 @@ mod tests {
     /// inserted twice, and the cache stays within its bound.
     #[test]
     fn a_small_cache_stays_bounded_and_never_duplicates_a_url() {
-        let path = temp_db("small");
+        let path = temp_db("seen", "small");
         let mut st = Store::open(&path).unwrap();
         st.caches = Caches::new(64, 4, fnv64);
         let batch: Vec<NewUrl> = (0..2000)

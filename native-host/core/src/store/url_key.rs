@@ -89,7 +89,7 @@ fn rebuild_doc(conn: &mut Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{NewUrl, Store};
+    use crate::store::{temp_db, NewUrl, Store};
 
     /// `doc` and its indexes as main made them before the URL key (2026-11-26, dc78cf9).
     const MAIN_DOC: &str = "
@@ -112,14 +112,6 @@ INSERT INTO server(sid, host, crawled) VALUES(1, 'a.test', 1);
 CREATE TABLE meta(key TEXT PRIMARY KEY, value);
 INSERT INTO meta(key, value) VALUES('schema', 2);";
 
-    fn temp_db(name: &str) -> std::path::PathBuf {
-        let p = std::env::temp_dir().join(format!("forager-key-{}-{name}.db", std::process::id()));
-        for ext in ["", "-wal", "-shm", ".lock"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
-        }
-        p
-    }
-
     fn seed(u: &str, score: f64) -> NewUrl {
         NewUrl {
             score,
@@ -131,7 +123,7 @@ INSERT INTO meta(key, value) VALUES('schema', 2);";
     /// URLs stay unique: an old URL enqueued again raises its row, a new one is added.
     #[test]
     fn a_database_of_the_text_index_moves_to_the_url_key_losing_nothing() {
-        let path = temp_db("old");
+        let path = temp_db("key", "old");
         {
             let conn = Connection::open(&path).unwrap();
             conn.execute_batch(MAIN_DOC).unwrap();
@@ -207,7 +199,7 @@ INSERT INTO meta(key, value) VALUES('schema', 2);";
     /// Two URLs of one key are two rows, each found by its text: the hash is never trusted.
     #[test]
     fn urls_sharing_a_key_stay_apart() {
-        let path = temp_db("shared-key");
+        let path = temp_db("key", "shared-key");
         let mut st = Store::open(&path).unwrap();
         st.add_seeds(&[seed("http://a.test/x", 0.3), seed("http://a.test/y", 0.4)])
             .unwrap();
