@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { clickToolbarButton, handle as handleIn, inWorker, openExtensionPage, startHostSession,
+import { clickToolbarAndWaitForGrant, handle as handleIn, inWorker, openExtensionPage, startHostSession,
   stopHostSession, workerState } from './helpers/chromium.js';
 import { ensureFoldoc, labelledNonExamples, tasks } from './helpers/foldoc.js';
 import { menuPageBody, pickPage, waitFor } from './helpers/harness.js';
@@ -84,13 +84,8 @@ test('(w1) before any crawl, links are scored by the words around them, in the p
   await handle({ type: 'set_good', topic: topic.id, good: true });
   S.tab = await S.ctx.newPage();
   await S.tab.goto(S.page.url, { waitUntil: 'load' });
-  await clickToolbarButton(S.ctx, S.tab, S.extId);
-  S.tabId = await waitFor('the tab id', () => inWorker(S.worker, async (u) =>
-    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, S.page?.url), 10_000);
-  // The click's grant of the tab reaches the extension a moment after the click returns (one CI
-  // run on a loaded machine read the page before it: "Cannot access contents of the page").
-  const h = await waitFor('the toolbar click to grant the tab', () =>
-    handle({ type: 'highlight_links', tabId: S.tabId }), 10_000);
+  S.tabId = await clickToolbarAndWaitForGrant(S.ctx, S.worker, S.tab, S.extId);
+  const h = await handle({ type: 'highlight_links', tabId: S.tabId });
   assert.equal(h.rule, 'context', 'no crawl yet: no apprentice');
   assert.ok(h.marked > 0 && h.marked <= 5, `marked ${h.marked}`);
   assert.equal(await S.tab.evaluate(() => document.querySelectorAll('[data-forager-mark]').length), h.marked);
@@ -165,7 +160,7 @@ test('(w2b) parity on sampled FOLDOC pages: the same leaves, links and scores as
   let links = 0;
   for (const p of sampled) {
     await tab.goto(p.url, { waitUntil: 'load' });
-    await clickToolbarButton(S.ctx, tab, S.extId);
+    assert.equal(await clickToolbarAndWaitForGrant(S.ctx, S.worker, tab, S.extId), S.tabId);
     const mine = await inWorker(S.worker, (id) => /** @type {any} */ (globalThis).forager.highlighter.score(id), S.tabId);
     const { stdout } = await forager(['links', '--model', path.join(S.home, 'model.fgm'), '--db',
       path.join(S.home, 'crawl.db'), '--url', p.url, p.file]);
@@ -184,7 +179,7 @@ test('(w2b) parity on sampled FOLDOC pages: the same leaves, links and scores as
   }
   console.log(`# parity: ${sampled.length} pages, ${links} links, scores equal to 1e-9`);
   await tab.goto(/** @type {any} */ (S.page).url, { waitUntil: 'load' });
-  await clickToolbarButton(S.ctx, tab, S.extId);
+  assert.equal(await clickToolbarAndWaitForGrant(S.ctx, S.worker, tab, S.extId), S.tabId);
 });
 
 test('(w2c) best next links after a crawl hold no fetched page unless marked so; queueing a fetched page says so', async () => {
@@ -235,9 +230,7 @@ test('(w2d) best next links on a page with a 20-link menu bar list the article\'
     await tab.goto(url, { waitUntil: 'load' });
     await tab.evaluate((body) => { document.body.innerHTML = body; }, menuPageBody());
     // The user's click on the toolbar button grants the extension this tab.
-    await clickToolbarButton(S.ctx, tab, S.extId);
-    const tabId = await waitFor('the tab id', () => inWorker(S.worker, async (u) =>
-      (await chrome.tabs.query({})).find((x) => x.url === u)?.id, url), 10_000);
+    const tabId = await clickToolbarAndWaitForGrant(S.ctx, S.worker, tab, S.extId);
     const h = await handle({ type: 'highlight_links', tabId });
     const kinds = h.links.map((/** @type {any} */ l) => (new URL(l.url).pathname.startsWith('/entry-') ? 'entry' : 'menu'));
     // How the scores alone would have ranked them (the menu weighs as much as the crawl's rule says).

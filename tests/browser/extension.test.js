@@ -35,7 +35,7 @@ import { promisify } from 'node:util';
 import { ensureFoldoc, labelledNonExamples, tasks, unlabelledPages } from './helpers/foldoc.js';
 import { NativeProcess, encodeFrame, lengthPrefixed } from './helpers/native-host.js';
 import { pickPage, startServeWeb, waitFor } from './helpers/harness.js';
-import { cli, clickToolbarButton as clickToolbar, extensionId, extensionWorker as workerOf, inWorker as inWorkerOf,
+import { cli, clickToolbarAndWaitForGrant, extensionId, extensionWorker as workerOf, inWorker as inWorkerOf,
   launch as launchChromium, openExtensionPage as openPage } from './helpers/chromium.js';
 import { hostPids } from './helpers/procs.js';
 
@@ -133,17 +133,6 @@ function inWorker(fn, arg, worker = S.worker) {
 }
 
 /**
- * The id of the tab showing `url`, seen from the worker (tabs' URLs are visible with activeTab).
- * @param {string} url
- * @param {Worker | null} [worker]
- * @returns {Promise<number>}
- */
-async function tabIdOf(url, worker = S.worker) {
-  return /** @type {number} */ (await waitFor('the tab id', () => inWorker(async (u) =>
-    (await chrome.tabs.query({})).find((t) => t.url === u)?.id, url, worker), 10_000));
-}
-
-/**
  * Opens an extension page as a tab and waits until it showed its first state.
  * @param {string} file e.g. popup.html
  * @param {{width: number, height: number}} viewport
@@ -154,12 +143,14 @@ function openExtensionPage(file, viewport, ctx = S.ctx) {
 }
 
 /**
- * The user's toolbar click on a tab, which grants activeTab.
+ * The user's toolbar click on a tab, which grants activeTab; resolves to the tab's id once the
+ * worker can read the page.
  * @param {Page} page
  * @param {BrowserContext | null} [ctx]
+ * @param {Worker | null} [worker]
  */
-function clickToolbarButton(page, ctx = S.ctx) {
-  return clickToolbar(ctx, page, S.extId);
+function clickToolbarButton(page, ctx = S.ctx, worker = S.worker) {
+  return clickToolbarAndWaitForGrant(ctx, worker, page, S.extId);
 }
 
 /**
@@ -267,8 +258,7 @@ test('(b) classifying a tab gives the native best path; the side panel shows it 
   assert.ok(S.ctx && S.page);
   S.tab = await S.ctx.newPage();
   await S.tab.goto(S.page.url, { waitUntil: 'load' });
-  await clickToolbarButton(S.tab);
-  const tabId = await tabIdOf(S.page.url);
+  const tabId = await clickToolbarButton(S.tab);
   const view = await inWorker((id) => /** @type {any} */ (globalThis).forager.classifyTab(id), tabId);
   const native = S.page.native;
   assert.equal(view.url, S.page.url);
@@ -572,8 +562,7 @@ test('(z2) "Not relevant to my topics" on an off-taxonomy page: Classify this pa
   const tab = await S.ctx.newPage();
   try {
     await tab.goto(page.url, { waitUntil: 'load' });
-    await clickToolbarButton(tab);
-    const tabId = await tabIdOf(page.url);
+    const tabId = await clickToolbarButton(tab);
     const first = await inWorker((id) => /** @type {any} */ (globalThis).forager.classifyTab(id), tabId);
     assert.equal(first.none, false, 'before any mark the closed world names a topic');
     // The context menu's action, on this tab.
@@ -1115,8 +1104,7 @@ test('(j) without the host: clear "host not connected", local classification and
 
     const tab = await ctx.newPage();
     await tab.goto(S.page.url, { waitUntil: 'load' });
-    await clickToolbarButton(tab, ctx);
-    const tabId = await tabIdOf(S.page.url, worker);
+    const tabId = await clickToolbarButton(tab, ctx, worker);
     const view = await inWorker((id) => /** @type {any} */ (globalThis).forager.classifyTab(id), tabId, worker);
     assert.match(view.best_leaf, /^\/[A-Z]/, 'classified with the starter taxonomy');
 

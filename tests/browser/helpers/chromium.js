@@ -98,8 +98,9 @@ export async function inWorker(worker, fn, arg) {
 }
 
 /**
- * The user's toolbar click on a tab, which grants activeTab: CDP Extensions.triggerAction on
- * the tab target.
+ * The user's toolbar click on a tab: CDP Extensions.triggerAction on the tab target. Tests use
+ * `clickToolbarAndWaitForGrant`, which also waits for the grant the click gives (only
+ * tools/grant-race.mjs clicks without waiting, to show the race).
  * @param {BrowserContext | null} ctx
  * @param {Page} page
  * @param {string} extId
@@ -116,6 +117,56 @@ export async function clickToolbarButton(ctx, page, extId) {
   } finally {
     await cdp.detach().catch(() => {});
   }
+}
+
+/**
+ * What the worker sees of the tab showing `url`: its id once the tab's URL is visible to the
+ * extension, and the page's own `location.href` read with `chrome.scripting.executeScript` (the
+ * way the extension reads pages), or the browser's refusal.
+ * @param {Worker} worker
+ * @param {string} url
+ * @returns {Promise<{id?: number, read?: string, refused?: string}>}
+ */
+function readTab(worker, url) {
+  return inWorker(worker, async (u) => {
+    const tab = (await chrome.tabs.query({})).find((t) => t.url === u);
+    if (tab?.id === undefined) return {};
+    try {
+      const [r] = await chrome.scripting.executeScript({ target: { tabId: tab.id }, func: () => location.href });
+      return { id: tab.id, read: r?.result };
+    } catch (e) {
+      return { id: tab.id, refused: String(/** @type {any} */ (e)?.message ?? e) };
+    }
+  }, url);
+}
+
+/**
+ * The user's toolbar click on `page`, which grants the extension the tab (activeTab), then a wait
+ * until that grant is usable: the worker sees the tab's URL (hidden from the extension without a
+ * grant) and reads the page itself. The grant reaches the extension a moment after the click
+ * returns; a test that read the page at once failed on a loaded machine ("Cannot access contents
+ * of the page"). Resolves to the tab's id; says on stdout when a read was refused first.
+ * @param {BrowserContext | null} ctx
+ * @param {Worker | null} worker the extension's service worker
+ * @param {Page} page
+ * @param {string} extId
+ * @param {number} [ms] how long the grant may take
+ * @returns {Promise<number>}
+ */
+export async function clickToolbarAndWaitForGrant(ctx, worker, page, extId, ms = 10_000) {
+  assert.ok(worker, 'the service worker is not up (set-up failed)');
+  const url = page.url();
+  await clickToolbarButton(ctx, page, extId);
+  const clicked = Date.now();
+  let refused = 0;
+  const id = await waitFor(`the toolbar click to grant the tab ${url}`, async () => {
+    const r = await readTab(worker, url);
+    if (r.id !== undefined && r.read === url) return r.id;
+    if (r.id !== undefined) refused++;
+    return new Error(r.refused ?? (r.id === undefined ? 'the tab\'s URL is not visible to the extension' : `read ${r.read}`));
+  }, ms);
+  if (refused) console.log(`# toolbar grant usable ${Date.now() - clicked} ms after the click returned (${refused} reads refused before)`);
+  return /** @type {number} */ (id);
 }
 
 /**
