@@ -34,6 +34,6 @@ step "tsc --noEmit over the extension's JSDoc-typed JS"
 (cd tests/browser && npx --no-install tsc -p ../../extension/tsconfig.json)
 step "web-ext lint (the extension as Firefox loads it; errors fail, warnings are Chromium-only keys)"
 (cd tests/browser && npx --no-install web-ext lint --source-dir ../../extension --self-hosted --no-input)
-step "browser tests (Chromium: extension, browse, widen, report, wasm-parity; Firefox: firefox)"
+step "browser tests, 2 files at a time (Chromium: extension, browse, widen, report, wasm-parity, ...; Firefox: firefox, ...)"
 (cd tests/browser && npm test)
 step "done"
