@@ -10,6 +10,12 @@
 //! in flight of the one process and `FOCUS_WORKER_CONCURRENCY` (16) each worker's, to tell
 //! the effect of more fetches in flight from that of sharing; `FOCUS_START_ARGS` (none) adds
 //! options to the `forager crawl` that starts each shared crawl (say `--apprentice`).
+//! `FOCUS_SIDES` replaces the two sides by a list, run in turn within every run (alternated)
+//! and compared with the first: `one:N` is one process with N fetches in flight, `WxN` is W
+//! workers with N each (say `one:16,one:64,4x16,4x4`); `SIDE@PATH` runs that side with the
+//! `forager` binary at PATH (to compare two builds in one run). `FOCUS_DELAY` (0) is the
+//! seconds between two requests to a host (the crawl's default is 1). Every run's line shows
+//! the machine's load (1-minute average) as it started and each side's harvest and seconds.
 
 mod common;
 use forager::evaluation::measure;
@@ -28,14 +34,19 @@ fn env_num(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// The `forager` binary.
-fn forager() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_forager"))
+/// The `forager` binary: `bin`, else this build's.
+fn forager(bin: Option<&Path>) -> Command {
+    Command::new(bin.unwrap_or(Path::new(env!("CARGO_BIN_EXE_forager"))))
+}
+
+/// Seconds between two requests to a host (`FOCUS_DELAY`, default 0: loopback).
+fn delay() -> String {
+    std::env::var("FOCUS_DELAY").unwrap_or("0".into())
 }
 
 /// `forager serve-web DIR` on a free port: the process and its proxy URL.
 fn serve_web(dir: &Path) -> (Child, String) {
-    let mut child = forager()
+    let mut child = forager(None)
         .arg("serve-web")
         .arg(dir)
         .stdout(Stdio::piped())
@@ -52,7 +63,7 @@ fn serve_web(dir: &Path) -> (Child, String) {
 }
 
 /// The arguments every crawl of `task` shares: the model, the good topics, the seeds and the
-/// proxy, no delay on loopback.
+/// proxy, and the delay.
 fn crawl_args(cmd: &mut Command, model: &Path, task: &Task, proxy: &str) {
     cmd.args(["crawl", "--model"]).arg(model);
     for g in &task.good {
@@ -61,7 +72,7 @@ fn crawl_args(cmd: &mut Command, model: &Path, task: &Task, proxy: &str) {
     for s in &task.seeds {
         cmd.args(["--seed", s]);
     }
-    cmd.args(["--proxy", proxy, "--delay", "0"]);
+    cmd.args(["--proxy", proxy, "--delay", &delay()]);
 }
 
 /// Runs `cmd` to the end; panics with its stderr when it fails.
@@ -83,6 +94,7 @@ fn fetch_log(locator: &Locator) -> Vec<(String, f64)> {
 
 /// One `forager crawl` process on a SQLite file.
 fn one_process(
+    bin: Option<&Path>,
     model: &Path,
     task: &Task,
     proxy: &str,
@@ -93,7 +105,7 @@ fn one_process(
     for ext in ["", "-wal", "-shm", ".lock"] {
         let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
     }
-    let mut cmd = forager();
+    let mut cmd = forager(bin);
     crawl_args(&mut cmd, model, task, proxy);
     // A new apprentice every run, as the shared crawl's (a crawl on a server learns a new
     // one): else runs after a task's first reuse the one it saved beside its database.
@@ -106,6 +118,7 @@ fn one_process(
 /// `workers` `forager worker`s sharing a crawl on the server: `forager crawl --pages 0` stores
 /// the model and seeds, then the workers start together.
 fn shared(
+    bin: Option<&Path>,
     (server, tmp): (&str, &Path),
     model: &Path,
     task: &Task,
@@ -113,14 +126,14 @@ fn shared(
     (pages, workers, concurrency): (usize, usize, usize),
 ) -> Vec<(String, f64)> {
     let db = TestDb::create(server, &format!("focus_{}", task.name));
-    let mut prep = forager();
+    let mut prep = forager(bin);
     crawl_args(&mut prep, model, task, proxy);
     prep.args(start_args());
     run(prep.args(["--pages", "0", "--db", db.url()]));
     let err = |i: usize| tmp.join(format!("worker{i}.err"));
     let children: Vec<Child> = (0..workers)
         .map(|i| {
-            forager()
+            forager(bin)
                 .args(["worker", "--db", db.url(), "--name", &format!("w{i}")])
                 .args([
                     "--pages",
@@ -128,7 +141,7 @@ fn shared(
                     "--proxy",
                     proxy,
                     "--delay",
-                    "0",
+                    &delay(),
                 ])
                 .args(["--concurrency", &concurrency.to_string()])
                 .stdout(Stdio::null())
@@ -187,6 +200,167 @@ fn spread(xs: &[f64]) -> (String, f64) {
     (format!("{mean:.3} [{lo:.3}..{hi:.3}]"), mean)
 }
 
+/// How a side crawls.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum How {
+    /// One `forager crawl` process on SQLite with this many fetches in flight.
+    One(usize),
+    /// This many `forager worker`s on PostgreSQL, each with this many fetches in flight.
+    Shared(usize, usize),
+}
+
+/// One way of crawling a task: how, and with which `forager` binary (`None`: this build's).
+#[derive(Clone, Debug, PartialEq)]
+struct Side {
+    how: How,
+    bin: Option<std::path::PathBuf>,
+}
+
+impl Side {
+    /// `one:N` or `WxN`, either followed by `@PATH`.
+    fn parse(s: &str) -> Option<Side> {
+        let (s, bin) = match s.trim().split_once('@') {
+            Some((s, b)) => (s, Some(b.into())),
+            None => (s.trim(), None),
+        };
+        let how = if let Some(n) = s.strip_prefix("one:") {
+            How::One(n.parse().ok().filter(|n| *n > 0)?)
+        } else {
+            let (w, n) = s.split_once('x')?;
+            let (w, n) = (w.parse().ok()?, n.parse().ok()?);
+            (w > 0 && n > 0).then_some(How::Shared(w, n))?
+        };
+        Some(Side { how, bin })
+    }
+
+    /// The side's name in the table.
+    fn name(&self) -> String {
+        let bin = (self.bin.as_ref()).map_or(String::new(), |b| {
+            let file = b.file_name().unwrap_or_default().to_string_lossy();
+            format!(" ({file})")
+        });
+        match self.how {
+            How::One(n) => format!("one x{n}{bin}"),
+            How::Shared(w, n) => format!("{w} workers x{n}{bin}"),
+        }
+    }
+}
+
+/// The sides to compare: `FOCUS_SIDES`, else one process against the workers.
+fn sides() -> Vec<Side> {
+    if let Ok(list) = std::env::var("FOCUS_SIDES") {
+        let sides: Vec<Side> = list.split(',').filter_map(Side::parse).collect();
+        assert!(
+            !sides.is_empty() && sides.len() == list.split(',').count(),
+            "FOCUS_SIDES: a list of one:N or WxN, not {list:?}"
+        );
+        return sides;
+    }
+    let side = |how| Side { how, bin: None };
+    vec![
+        side(How::One(env_num("FOCUS_CONCURRENCY", 16).max(1))),
+        side(How::Shared(
+            env_num("FOCUS_WORKERS", 4).max(1),
+            env_num("FOCUS_WORKER_CONCURRENCY", 16).max(1),
+        )),
+    ]
+}
+
+/// The machine's 1-minute load average.
+fn load() -> String {
+    (std::fs::read_to_string("/proc/loadavg").unwrap_or_default())
+        .split_whitespace()
+        .next()
+        .unwrap_or("?")
+        .to_owned()
+}
+
+/// What one task's runs gave: per side, harvest at each checkpoint, and seconds.
+struct Tally {
+    harvest: Vec<[Vec<f64>; 2]>,
+    seconds: Vec<f64>,
+}
+
+/// Everything a run needs.
+struct Plan<'a> {
+    web: &'a MiniWeb,
+    server: &'a str,
+    tmp: &'a Path,
+    model: &'a Path,
+    proxy: &'a str,
+    pages: usize,
+}
+
+/// Crawls `task` once as `side`; returns its fetch log.
+fn crawl(plan: &Plan<'_>, task: &Task, side: &Side) -> Vec<(String, f64)> {
+    let bin = side.bin.as_deref();
+    match side.how {
+        How::One(n) => one_process(bin, plan.model, task, plan.proxy, (plan.pages, n), plan.tmp),
+        How::Shared(w, n) => shared(
+            bin,
+            (plan.server, plan.tmp),
+            plan.model,
+            task,
+            plan.proxy,
+            (plan.pages, w, n),
+        ),
+    }
+}
+
+/// `runs` runs of `task`, every side in turn within each run; prints one line per run.
+fn run_task(plan: &Plan<'_>, task: &Task, sides: &[Side], runs: usize) -> Tally {
+    let mut t = Tally {
+        harvest: vec![Default::default(); sides.len()],
+        seconds: vec![0.0; sides.len()],
+    };
+    for r in 0..runs {
+        let mut line = format!("  {} run {} (load {}):", task.name, r + 1, load());
+        for (i, side) in sides.iter().enumerate() {
+            let start = Instant::now();
+            let log = crawl(plan, task, side);
+            let secs = start.elapsed().as_secs_f64();
+            t.seconds[i] += secs;
+            for (k, n) in checkpoints(plan.pages).into_iter().enumerate() {
+                t.harvest[i][k].extend(harvest_at(plan.web, task, &log, plan.pages, n));
+            }
+            let h = t.harvest[i][0]
+                .last()
+                .map_or("-".into(), |h| format!("{h:.3}"));
+            line += &format!(" {} {h} in {secs:.1} s;", side.name());
+        }
+        println!("{line}");
+    }
+    t
+}
+
+/// The table's rows of `task`: each side's harvest at each checkpoint and its gap to the
+/// first side's.
+fn print_task(name: &str, pages: usize, sides: &[Side], t: &Tally, runs: usize) {
+    for (k, n) in checkpoints(pages).into_iter().enumerate() {
+        let (_, first) = spread(&t.harvest[0][k]);
+        let mut row = format!("{name:<12} {n:>5} ");
+        for i in 0..sides.len() {
+            let (s, m) = spread(&t.harvest[i][k]);
+            let gap = if i == 0 {
+                String::new()
+            } else {
+                format!(" {:+.3}", m - first)
+            };
+            row += &format!(" {:<28}", format!("{s}{gap}"));
+        }
+        println!("{row}");
+    }
+    let secs: Vec<String> = (t.seconds.iter())
+        .map(|s| format!("{:.1}", s / runs as f64))
+        .collect();
+    println!(
+        "{:<12} {:>5}  mean seconds a crawl: {}",
+        "",
+        "",
+        secs.join(" / ")
+    );
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -201,9 +375,7 @@ fn main() {
     };
     let runs = env_num("FOCUS_RUNS", 3).max(1);
     let pages = env_num("FOCUS_PAGES", 3000).max(1000);
-    let workers = env_num("FOCUS_WORKERS", 4).max(1);
-    let concurrency = env_num("FOCUS_CONCURRENCY", 16).max(1);
-    let per_worker = env_num("FOCUS_WORKER_CONCURRENCY", 16).max(1);
+    let sides = sides();
     let tasks = std::env::var("FOCUS_TASKS").unwrap_or("networking,languages,hardware".into());
     let web = MiniWeb::open(&dir).unwrap();
     let tmp = std::env::temp_dir().join(format!("forager-focus-{}", std::process::id()));
@@ -215,52 +387,25 @@ fn main() {
     let (mut server_web, proxy) = serve_web(&dir);
     println!(
         "focus bench on FOLDOC: harvest (share of fetched pages truly relevant), {runs} runs \
-         each, one process (SQLite, {concurrency} fetches in flight) vs {workers} workers \
-         (PostgreSQL, {per_worker} in flight each, started with {:?}), delay 0",
-        start_args()
+         each, sides in turn within a run: one process on SQLite, workers on PostgreSQL \
+         (started with {:?}), delay {} s; mean [min..max], and the gap to the first side",
+        start_args(),
+        delay()
     );
-    println!(
-        "{:<12} {:>5}  {:<22} {:<22} {:>7}",
-        "task", "pages", "one process", "shared", "gap"
-    );
+    let names: Vec<String> = sides.iter().map(|s| format!("{:<28}", s.name())).collect();
+    println!("{:<12} {:>5}  {}", "task", "pages", names.join(" "));
+    let plan = Plan {
+        web: &web,
+        server: &server,
+        tmp: &tmp,
+        model: &model_path,
+        proxy: &proxy,
+        pages,
+    };
     for name in tasks.split(',') {
         let task = web.task(name).unwrap().clone();
-        let mut one: [Vec<f64>; 2] = Default::default();
-        let mut many: [Vec<f64>; 2] = Default::default();
-        let last = checkpoints(pages).len() - 1;
-        let (mut t_one, mut t_many) = (0.0, 0.0);
-        for _ in 0..runs {
-            let t = Instant::now();
-            let a = one_process(&model_path, &task, &proxy, (pages, concurrency), &tmp);
-            t_one += t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let b = shared(
-                (&server, &tmp),
-                &model_path,
-                &task,
-                &proxy,
-                (pages, workers, per_worker),
-            );
-            t_many += t.elapsed().as_secs_f64();
-            for (k, n) in checkpoints(pages).into_iter().enumerate() {
-                one[k].extend(harvest_at(&web, &task, &a, pages, n));
-                many[k].extend(harvest_at(&web, &task, &b, pages, n));
-            }
-        }
-        for (k, n) in checkpoints(pages).into_iter().enumerate() {
-            let (a, ma) = spread(&one[k]);
-            let (b, mb) = spread(&many[k]);
-            println!("{name:<12} {n:>5}  {a:<22} {b:<22} {:>+7.3}", mb - ma);
-        }
-        println!(
-            "{:<12} {:>5}  runs: one process {:?}, shared {:?}; mean seconds a crawl: {:.1} vs {:.1}",
-            "",
-            "",
-            one[last].iter().map(|h| format!("{h:.3}")).collect::<Vec<_>>(),
-            many[last].iter().map(|h| format!("{h:.3}")).collect::<Vec<_>>(),
-            t_one / runs as f64,
-            t_many / runs as f64
-        );
+        let tally = run_task(&plan, &task, &sides, runs);
+        print_task(name, pages, &sides, &tally, runs);
     }
     let _ = server_web.kill();
     let _ = server_web.wait();
