@@ -16,6 +16,7 @@ mod dispatch;
 mod host_cap;
 mod open_world;
 pub mod policy;
+mod polite;
 mod prepare;
 mod recorder;
 mod rescore;

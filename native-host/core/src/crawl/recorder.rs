@@ -35,8 +35,9 @@ impl<S: CrawlDb> Default for Recorder<S> {
 }
 
 impl<S: CrawlDb> Recorder<S> {
-    /// Starts recording `batch` into `store` on the blocking pool.
-    pub(super) fn start(&mut self, mut store: S, batch: Vec<Outcome>) {
+    /// Starts recording `batch` into `store` on the blocking pool (the loop may go on reading
+    /// the batch meanwhile).
+    pub(super) fn start(&mut self, mut store: S, batch: std::sync::Arc<Vec<Outcome>>) {
         let span = tracing::debug_span!("loop.record", n = batch.len());
         self.n = batch.len();
         self.job = Some(tokio::task::spawn_blocking(move || {

@@ -10,7 +10,6 @@ use crate::store::{self, Outcome, Work};
 use forager_classifier::apprentice::Apprentice;
 use forager_classifier::Scratch;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -31,7 +30,8 @@ pub(super) struct Shared {
     /// The judge as of the last background learning or user mark, read by the fetch workers.
     pub(super) judge: RwLock<Judge>,
     pub(super) config: CrawlConfig,
-    pub(super) next_slot: Mutex<HashMap<String, Instant>>,
+    /// When each host may next be asked (bounded: [`super::polite::Slots`]).
+    pub(super) next_slot: Mutex<super::polite::Slots>,
     /// Requests robots.txt allowed per host in this run (the per-host page cap).
     pub(super) per_host: Mutex<super::host_cap::HostCaps>,
     /// The apprentice as of its last retrain, read by the fetch workers.
@@ -125,28 +125,23 @@ pub(super) async fn fetch_one(sh: Arc<Shared>, w: Work, fetching: Arc<Semaphore>
     }
 }
 
-/// Politeness slots saved by an earlier crawl (host, Unix seconds) as instants: the ones
-/// still ahead.
-pub(super) fn slots_from_wall(saved: &[(String, f64)]) -> HashMap<String, Instant> {
+/// Politeness slots saved by an earlier crawl (host, Unix seconds): the ones still ahead.
+pub(super) fn slots_from_wall(saved: &[(String, f64)]) -> super::polite::Slots {
     let (now, wall) = (Instant::now(), crate::store::now());
-    (saved.iter())
-        .filter(|(_, at)| at.is_finite() && *at > wall)
-        .map(|(h, at)| {
-            (
-                h.clone(),
-                now + Duration::from_secs_f64((at - wall).min(3600.0)),
-            )
-        })
-        .collect()
+    let mut slots = super::polite::Slots::default();
+    for (h, at) in saved.iter().filter(|(_, at)| at.is_finite() && *at > wall) {
+        let until = now + Duration::from_secs_f64((at - wall).min(3600.0));
+        slots.hold_until(h, until, now);
+    }
+    slots
 }
 
 /// The crawl's politeness slots still ahead, as (host, Unix seconds), to save at its end.
 pub(super) fn slots_to_wall(sh: &Shared) -> Vec<(String, f64)> {
     let (now, wall) = (Instant::now(), crate::store::now());
     let slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
-    let mut v: Vec<(String, f64)> = (slots.iter())
-        .filter(|(_, at)| **at > now)
-        .map(|(h, at)| (h.clone(), wall + (*at - now).as_secs_f64()))
+    let mut v: Vec<(String, f64)> = (slots.ahead(now).into_iter())
+        .map(|(h, at)| (h, wall + (at - now).as_secs_f64()))
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
@@ -160,29 +155,9 @@ async fn polite_wait(sh: &Shared, host: &str, extra: Duration) {
     }
     let wait = {
         let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
-        take_slot(&mut slots, host, gap, Instant::now())
+        slots.take(host, gap, Instant::now())
     };
     tokio::time::sleep(wait).await;
-}
-
-/// Politeness slots kept before those already past are forgotten.
-const POLITE_SLOTS: usize = 4096;
-
-/// Takes `host`'s next politeness slot at `now`, the next one `gap` later; returns the wait.
-/// Past slots are forgotten when many are kept (a past slot is no wait), so the map holds the
-/// hosts fetched in the last `gap` or so, not every host of the crawl.
-fn take_slot(
-    slots: &mut HashMap<String, Instant>,
-    host: &str,
-    gap: Duration,
-    now: Instant,
-) -> Duration {
-    let slot = slots.get(host).copied().unwrap_or(now).max(now);
-    if slots.len() >= POLITE_SLOTS && !slots.contains_key(host) {
-        slots.retain(|_, at| *at > now);
-    }
-    slots.insert(host.to_owned(), slot + gap);
-    slot - now
 }
 
 /// What a fetch attempt ends with: the outcome, whether the host answered, and whose fault a
@@ -323,10 +298,10 @@ fn http_failure(
     o.http_status = Some(i64::from(resp.status));
     o.retry = resp.status == 429 || resp.status >= 500;
     if let Some(wait) = resp.retry_after {
-        let until = Instant::now() + wait.min(Duration::from_secs(120));
+        let now = Instant::now();
+        let until = now + wait.min(Duration::from_secs(120));
         let mut slots = sh.next_slot.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = slots.entry(host.to_owned()).or_insert(until);
-        *slot = (*slot).max(until);
+        slots.hold_until(host, until, now);
     }
     o
 }
@@ -413,29 +388,5 @@ fn analyse(sh: &Shared, resp: Fetched, url: url::Url, w: &Work) -> Outcome {
         links,
         rejects,
         revisit: false,
-    }
-}
-
-#[cfg(test)]
-mod slot_tests {
-    use super::*;
-
-    #[test]
-    fn politeness_slots_of_a_hundred_thousand_hosts_stay_bounded_and_keep_the_gap() {
-        let (mut slots, t0, gap) = (HashMap::new(), Instant::now(), Duration::from_secs(1));
-        let mut most = 0;
-        for i in 0..100_000u64 {
-            let now = t0 + Duration::from_millis(i);
-            assert_eq!(
-                take_slot(&mut slots, &format!("h{i}"), gap, now),
-                Duration::ZERO
-            );
-            most = most.max(slots.len());
-        }
-        assert!(most <= POLITE_SLOTS, "{most} slots kept");
-        // A host fetched within its gap still waits for the rest of it.
-        let now = t0 + Duration::from_millis(100_000);
-        let wait = take_slot(&mut slots, "h99999", gap, now);
-        assert_eq!(wait, Duration::from_millis(999));
     }
 }
