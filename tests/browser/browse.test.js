@@ -326,10 +326,15 @@ test('(w4) scoring every link of a 2,000-link page in WebAssembly', async () => 
 test('(w5) without permission to read pages, nothing is classified as the user browses', async () => {
   assert.ok(S.ctx && S.page);
   await handle({ type: 'set_browse', on: true });
+  const tabIds = () => inWorker(S.worker, async () => (await chrome.tabs.query({})).map((t) => t.id));
+  const before = await tabIds();
   const tab = await S.ctx.newPage();
   await tab.goto(S.page.url, { waitUntil: 'load' });
-  const tabId = await waitFor('the tab id', () => inWorker(S.worker, async (u) =>
-    (await chrome.tabs.query({})).filter((t) => t.url === u).pop()?.id, S.page?.url), 10_000);
+  // The new tab by its id: its URL is hidden from the extension (no grant), and the page is also
+  // open in S.tab, whose URL the extension sees since w1's click.
+  const tabId = await waitFor('the new tab\'s id', async () => (await tabIds()).find((id) => !before.includes(id)), 10_000);
+  const seen = await inWorker(S.worker, async (id) => (await chrome.tabs.get(id)).url ?? null, tabId);
+  assert.equal(seen, null, 'the extension has no access to the new tab');
   await new Promise((r) => setTimeout(r, 1000));
   const [badge, global] = await inWorker(S.worker, async (id) => [await chrome.action.getBadgeText({ tabId: id }),
     await chrome.action.getBadgeText({})], tabId);
