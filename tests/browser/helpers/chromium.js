@@ -111,8 +111,9 @@ export async function clickToolbarButton(ctx, page, extId) {
   const cdp = await browser.newBrowserCDPSession();
   try {
     const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{ type: 'tab' }] });
-    const tab = targetInfos.find((t) => t.url === page.url());
-    assert.ok(tab, `no tab target for ${page.url()}`);
+    const tabs = targetInfos.filter((t) => t.url === page.url());
+    assert.equal(tabs.length, 1, `${tabs.length} tab targets show ${page.url()}: give each tab a URL of its own`);
+    const [tab] = tabs;
     await cdp.send('Extensions.triggerAction', { id: extId, targetId: tab.targetId });
   } finally {
     await cdp.detach().catch(() => {});
@@ -122,14 +123,17 @@ export async function clickToolbarButton(ctx, page, extId) {
 /**
  * What the worker sees of the tab showing `url`: its id once the tab's URL is visible to the
  * extension, and the page's own `location.href` read with `chrome.scripting.executeScript` (the
- * way the extension reads pages), or the browser's refusal.
+ * way the extension reads pages), or the browser's refusal (or why the tab is not known).
  * @param {Worker} worker
  * @param {string} url
  * @returns {Promise<{id?: number, read?: string, refused?: string}>}
  */
 function readTab(worker, url) {
   return inWorker(worker, async (u) => {
-    const tab = (await chrome.tabs.query({})).find((t) => t.url === u);
+    const shown = (await chrome.tabs.query({})).filter((t) => t.url === u);
+    // Two tabs the extension can see on one URL: which one was clicked is not known here.
+    if (shown.length > 1) return { refused: `${shown.length} tabs the extension sees show ${u}: give each tab a URL of its own` };
+    const tab = shown[0];
     if (tab?.id === undefined) return {};
     try {
       const [r] = await chrome.scripting.executeScript({ target: { tabId: tab.id }, func: () => location.href });
