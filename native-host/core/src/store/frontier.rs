@@ -15,6 +15,8 @@ pub(super) struct Enqueue<'t> {
     find: CachedStatement<'t>,
     insert: CachedStatement<'t>,
     link: CachedStatement<'t>,
+    /// A remembered row confirmed (`seen::CONFIRM`).
+    confirm: CachedStatement<'t>,
     /// The links' feature dictionary (values new to it are stored with the link).
     pub(super) features: &'t mut FeatureDict,
     /// Dictionary values given out for the link being stored.
@@ -42,6 +44,7 @@ impl<'t> Enqueue<'t> {
                 "INSERT OR IGNORE INTO link(oid_src, oid_dst, sid_src, sid_dst, anchor, features, weight)
                  VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?,
+            confirm: conn.prepare_cached(super::seen::CONFIRM)?,
             features,
             added: Vec::new(),
         })
@@ -99,7 +102,7 @@ pub(super) fn enqueue(
     instances: &mut Vec<ApprenticeEvidence>,
 ) -> Result<()> {
     let (sid, crawled) = caches.server(tx, &u.host)?;
-    let known = match caches.row(tx, &u.url)? {
+    let known = match caches.row(&mut st.confirm, &u.url)? {
         Some(k) => {
             // A URL seen before: skip the URL index unless its frontier score must rise.
             if !k.fetched && u.score > k.relevance {

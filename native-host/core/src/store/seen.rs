@@ -29,6 +29,9 @@ pub(super) const HOST_CAPACITY: usize = 1 << 14;
 /// A URL's fingerprint: a stable 64-bit hash of its canonical form.
 pub(super) type Fingerprint = fn(&str) -> u64;
 
+/// The statement [`Caches::row`] confirms a remembered row with.
+pub(super) const CONFIRM: &str = "SELECT url = ?2, status, relevance FROM doc WHERE oid = ?1";
+
 /// Bounded caches of the `server` table and of the oids of recently seen URLs. Every write
 /// through the store keeps the host counts true; URL entries are only oids, which no write
 /// changes, and are confirmed against the row before use.
@@ -86,16 +89,16 @@ impl Caches {
 
     /// The row of `url` if its fingerprint is remembered and the row at that oid is this URL's
     /// (None: ask the URL index). One read by primary key, cheaper than the URL index.
+    /// `confirm` is [`CONFIRM`], prepared.
     pub(super) fn row(
         &mut self,
-        tx: &rusqlite::Transaction<'_>,
+        confirm: &mut rusqlite::Statement<'_>,
         url: &str,
     ) -> Result<Option<Known>> {
         let Some(&oid) = self.urls.get(&(self.fingerprint)(url)) else {
             return Ok(None);
         };
-        let row: Option<(bool, DocStatus, f64)> = tx
-            .prepare_cached("SELECT url = ?2, status, relevance FROM doc WHERE oid = ?1")?
+        let row: Option<(bool, DocStatus, f64)> = confirm
             .query_row(params![oid, url], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .optional()?;
         Ok(match row {
