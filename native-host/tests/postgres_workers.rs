@@ -116,9 +116,11 @@ fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_are_crawled_after_expir
         stuck, in_flight,
         "a URL in flight under a live lease was taken"
     );
+    // With no politeness gap (`--web`), its hosts follow the frontier's head, busy or not:
+    // its URLs in flight stay its own (above), not their hosts.
     assert!(
-        (1..=hosts).contains(&still),
-        "the hosts of its URLs in flight are its own until its lease lapses: {still} of {hosts}"
+        still <= hosts,
+        "the dead worker gained hosts: {still} of {hosts}"
     );
     assert_eq!(
         waiting,
@@ -163,7 +165,6 @@ fn a_crawl_takes_over_idle_held_hosts_and_waits_for_urls_in_flight_until_their_l
         .checkout("ghost", 10, Duration::from_secs(3600))
         .unwrap();
     assert!(!flying.is_empty(), "no URL to check out");
-    let busy: Vec<String> = store.held_hosts("ghost").unwrap();
     let idle = store
         .claim_hosts("ghost", 100_000, Duration::from_secs(3600))
         .unwrap();
@@ -176,7 +177,8 @@ fn a_crawl_takes_over_idle_held_hosts_and_waits_for_urls_in_flight_until_their_l
         .spawn()
         .unwrap();
     let said = || std::fs::read_to_string(&log).unwrap_or_default();
-    // The crawl takes the idle hosts over and crawls until only the busy ones are left.
+    // The crawl takes the held hosts over and crawls until only the ghost's URLs in flight
+    // are left.
     let t0 = Instant::now();
     let (mut last, mut steady) = (before, Instant::now());
     while steady.elapsed() < Duration::from_secs(3) {
@@ -203,11 +205,8 @@ fn a_crawl_takes_over_idle_held_hosts_and_waits_for_urls_in_flight_until_their_l
         1,
         "worker rows of the waiting crawl"
     );
-    let held = store.held_hosts("ghost").unwrap();
-    assert!(
-        busy.iter().all(|h| held.contains(h)),
-        "a host with URLs in flight under a live lease was taken over: {busy:?}, {held:?}"
-    );
+    // With no politeness gap (`--web`) its busy hosts may be taken over too: what stays the
+    // ghost's is its URLs in flight.
     assert_eq!(
         testing::held_by(db.url(), "ghost").2,
         flying.len() as i64,

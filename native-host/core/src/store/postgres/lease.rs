@@ -3,12 +3,15 @@
 //! its heartbeat). A worker that dies loses its hosts when its lease runs out; its in-flight
 //! URLs return to the frontier, and nothing fetched is touched.
 //!
-//! A lease binds a host to its holder while URLs of it are in flight there (so no URL is
-//! fetched twice, and a dead worker's in-flight URLs wait out its lease); a held host with
-//! nothing in flight, once its politeness slot (`server.ready_at`) has come, follows the
-//! frontier's head: the next worker whose checkout reaches its URLs takes it over, so the
-//! crawl's best URLs go to whoever asks next rather than wait for the worker that first met
-//! their host.
+//! A held host, once its politeness slot (`server.ready_at`) has come, follows the frontier's
+//! head: the next worker whose checkout reaches its URLs takes it over, so the crawl's best
+//! URLs go to whoever asks next rather than wait for the worker that first met their host.
+//! With a politeness gap, a host with URLs in flight stays with its holder until they are
+//! recorded (its holder keeps the gap from the fetches it actually made); with none there is
+//! no gap to keep, and a busy host follows the head too (the focus bench, delay 0: held busy
+//! hosts sent workers deeper down the frontier; docs/benchmarks.md). Each in-flight URL names
+//! the worker that checked it out (`doc.held_by`): it is never fetched twice, and a dead
+//! worker's in-flight URLs wait out its own lease, whoever holds their host.
 //!
 //! Claims are serialised by a transaction-scoped advisory lock (two workers never both take a
 //! free host: each claim sees every claim committed before it), and frontier rows are locked
@@ -38,12 +41,18 @@ const LIVE_HOLDER: &str = "EXISTS (
     SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2)";
 
 /// A host `$1` (the worker) may take at `$2` (now): no holder, `$1` itself, a holder whose
-/// lease ran out, or a live holder with nothing of it in flight whose politeness slot has come
-/// (an idle held host follows the frontier's head: see [`checkout`]).
+/// lease ran out, or a live holder whose politeness slot has come, with nothing of it in
+/// flight unless `$4` (there is no politeness gap): a held host follows the frontier's head
+/// (see [`checkout`]).
 const MAY_HAVE: &str = "(s.lease_owner IS NULL OR s.lease_owner = $1 OR NOT EXISTS (
     SELECT 1 FROM worker w WHERE w.name = s.lease_owner AND w.lease_until >= $2)
   OR (coalesce(s.ready_at, 0) <= $2
-      AND NOT EXISTS (SELECT 1 FROM doc f WHERE f.sid = s.sid AND f.status = 1)))";
+      AND ($4 OR NOT EXISTS (SELECT 1 FROM doc f WHERE f.sid = s.sid AND f.status = 1))))";
+
+/// An in-flight `doc d` whose holder (the worker that checked it out, else its host's) has no
+/// live lease at `$1`.
+const HOLDER_GONE: &str = "NOT EXISTS (SELECT 1 FROM worker w WHERE w.lease_until >= $1
+    AND w.name = coalesce(d.held_by, (SELECT h.lease_owner FROM server h WHERE h.sid = d.sid)))";
 
 /// A transaction holding the claim lock, with `worker`'s lease started or extended to
 /// `lease` from `at` (its heartbeat), and whether a lease may have lapsed (a worker's, or a
@@ -77,12 +86,12 @@ fn claiming<'c>(
 
 /// Gives the hosts `sids` (each: taken over from a lapsed lease?) to `worker`, moves the
 /// next politeness slot of the hosts in `ready_at` (host, Unix seconds; see
-/// [`claim::ready_first`]) and marks `oids` in flight, counted as its checkouts; a host taken
-/// over from a lapsed lease has its in-flight URLs returned to the frontier first (its holder
-/// is gone). One round trip unless a lease lapsed.
+/// [`claim::ready_first`]) and marks `oids` in flight, held by `worker`, counted as its
+/// checkouts; a host taken over from a lapsed lease at `at` has the in-flight URLs whose
+/// holder is gone returned to the frontier first. One round trip unless a lease lapsed.
 fn claim(
     tx: &mut Transaction<'_>,
-    worker: &str,
+    (worker, at): (&str, f64),
     sids: &[(i64, bool)],
     (oids, ready_at): (&[i64], &[(i64, f64)]),
 ) -> Result<()> {
@@ -95,7 +104,8 @@ fn claim(
     let claimed: Vec<i64> = sids.iter().map(|s| s.0).collect();
     let (slot_sid, slot_at): (Vec<i64>, Vec<f64>) = ready_at.iter().copied().unzip();
     if !lapsed.is_empty() {
-        back_to_frontier(tx, "d.sid = ANY($1)", &[&lapsed])?;
+        let gone = format!("{HOLDER_GONE} AND d.sid = ANY($2)");
+        back_to_frontier(tx, &gone, &[&at, &lapsed])?;
     }
     // The checked-out rows are locked already (the pick); then `server` rows in id order.
     tx.execute(
@@ -109,7 +119,7 @@ fn claim(
          counted AS (
            UPDATE worker SET checked_out = checked_out + cardinality($3::int8[])
            WHERE name = $1)
-         UPDATE doc SET status = $4 WHERE oid = ANY($3)",
+         UPDATE doc SET status = $4, held_by = $1 WHERE oid = ANY($3)",
         &[
             &worker,
             &all,
@@ -146,9 +156,9 @@ fn back_to_frontier(
 }
 
 /// Checks out for `worker` up to `n` frontier URLs among the hosts it holds or may take
-/// (claimed as met: free, lapsed, or another live worker's with nothing in flight), marking
-/// them in flight: with a politeness `gap`, URLs of hosts ready now
-/// first ([`claim::ready_first`]), else in frontier order.
+/// (claimed as met: free, lapsed, or another live worker's whose slot has come, with nothing
+/// in flight when there is a `gap`), marking them in flight: with a politeness `gap`, URLs of
+/// hosts ready now first ([`claim::ready_first`]), else in frontier order.
 pub(super) fn checkout(
     c: &mut Conn,
     worker: &str,
@@ -171,7 +181,12 @@ pub(super) fn checkout(
              ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3
              FOR UPDATE OF d SKIP LOCKED"
         ),
-        &[&worker, &at, &limit(claim::candidates(n, gap))],
+        &[
+            &worker,
+            &at,
+            &limit(claim::candidates(n, gap)),
+            &(gap <= 0.0),
+        ],
     )?;
     let candidates: Vec<claim::Candidate> = (picked.iter())
         .map(|r| claim::Candidate {
@@ -198,18 +213,18 @@ pub(super) fn checkout(
         });
     }
     let oids: Vec<i64> = work.iter().map(|w| w.oid.raw()).collect();
-    claim(&mut tx, worker, &claimed, (&oids, &taken.ready_at))?;
+    claim(&mut tx, (worker, at), &claimed, (&oids, &taken.ready_at))?;
     tx.commit()?;
     Ok(work)
 }
 
-/// Claims up to `n` hosts with frontier URLs that `worker` may take, in order of their best
-/// pending URL; returns their names.
+/// Claims up to `n` hosts with frontier URLs that `worker` may take (with politeness `gap`, as
+/// a checkout), in order of their best pending URL; returns their names.
 pub(super) fn claim_hosts(
     c: &mut Conn,
     worker: &str,
     n: usize,
-    lease: Duration,
+    (lease, gap): (Duration, Duration),
 ) -> Result<Vec<String>> {
     let at = now();
     let (mut tx, _) = claiming(c, worker, lease, at)?;
@@ -223,7 +238,7 @@ pub(super) fn claim_hosts(
                ORDER BY d.sid, d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd) b
              ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd LIMIT $3"
         ),
-        &[&worker, &at, &limit(n)],
+        &[&worker, &at, &limit(n), &gap.is_zero()],
     )?;
     let claimed: Vec<(i64, bool)> = (best.iter())
         .map(|r| {
@@ -233,7 +248,7 @@ pub(super) fn claim_hosts(
             )
         })
         .collect();
-    claim(&mut tx, worker, &claimed, (&[], &[]))?;
+    claim(&mut tx, (worker, at), &claimed, (&[], &[]))?;
     tx.commit()?;
     Ok(best.iter().map(|r| r.get(1)).collect())
 }
@@ -255,12 +270,14 @@ pub(super) fn renew(c: &mut Conn, worker: &str, lease: Duration) -> Result<usize
     Ok(usize::try_from(held).unwrap_or(0))
 }
 
-/// Gives `hosts` back: they are free, and `worker`'s in-flight URLs of them return.
+/// Gives `hosts` back: they are free, and `worker`'s in-flight URLs of them return (not
+/// another worker's that it checked out before `worker` took the host over).
 pub(super) fn release_hosts(c: &mut Conn, worker: &str, hosts: &[String]) -> Result<()> {
     let mut tx = c.transaction()?;
     back_to_frontier(
         &mut tx,
-        "d.sid IN (SELECT sid FROM server WHERE host = ANY($2) AND lease_owner = $1)",
+        "d.sid IN (SELECT sid FROM server WHERE host = ANY($2) AND lease_owner = $1)
+         AND coalesce(d.held_by, $1) = $1",
         &[&worker, &hosts],
     )?;
     tx.execute(
@@ -281,15 +298,12 @@ pub(super) fn expire_leases(c: &mut Conn) -> Result<usize> {
     Ok(n)
 }
 
-/// Ends the leases of workers whose lease ran out before `at`.
+/// Ends the leases of workers whose lease ran out before `at`: their hosts are free, and the
+/// URLs they had in flight (whoever holds their hosts now) return to the frontier.
 fn expire(tx: &mut Transaction<'_>, at: f64) -> Result<usize> {
     const LAPSED: &str = "lease_owner IS NOT NULL
         AND lease_owner NOT IN (SELECT name FROM worker WHERE lease_until >= $1)";
-    let back = back_to_frontier(
-        tx,
-        &format!("d.sid IN (SELECT sid FROM server WHERE {LAPSED})"),
-        &[&at],
-    )?;
+    let back = back_to_frontier(tx, HOLDER_GONE, &[&at])?;
     tx.execute(
         &format!(
             "UPDATE server SET lease_owner = NULL WHERE sid IN (
@@ -301,7 +315,8 @@ fn expire(tx: &mut Transaction<'_>, at: f64) -> Result<usize> {
     Ok(back)
 }
 
-/// Whether a host held under a lease (live or lapsed) has URLs in the frontier or in flight.
+/// Whether a host held under a lease (live or lapsed) has URLs in the frontier, or any URL is
+/// in flight (a worker's, on a host another worker took over and gave back, say).
 /// Read under the claim lock, after it is taken: every claim begun before has committed and
 /// shows (a claim made as another process's frontier ran dry cannot be missed).
 pub(super) fn leased_work_left(c: &mut Conn) -> Result<bool> {
@@ -310,7 +325,8 @@ pub(super) fn leased_work_left(c: &mut Conn) -> Result<bool> {
     let left = tx
         .query_one(
             "SELECT EXISTS (SELECT 1 FROM server s JOIN doc d ON d.sid = s.sid
-               WHERE s.lease_owner IS NOT NULL AND d.status IN (0, 1))",
+               WHERE s.lease_owner IS NOT NULL AND d.status = 0)
+             OR EXISTS (SELECT 1 FROM doc WHERE status = 1)",
             &[],
         )?
         .get(0);
@@ -395,6 +411,34 @@ mod tests {
         };
         assert!((88..=90).contains(&ahead("a.test")), "{}", ahead("a.test"));
         assert!((28..=30).contains(&ahead("b.test")), "{}", ahead("b.test"));
+    }
+
+    #[test]
+    fn with_no_gap_a_busy_host_follows_the_head_and_its_urls_in_flight_stay_their_holders() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        let (db, mut store) = bunched(&server, "busy-follows");
+        let in_flight = || testing::in_flight(db.url());
+        // w1's lease is short: it will die with a.test/1 in flight.
+        let first = store.checkout("w1", 1, Duration::from_secs(1)).unwrap();
+        assert_eq!(first[0].url, "http://a.test/1");
+        // No politeness gap: a.test, busy with w1's URL, goes to the next worker that asks.
+        assert_eq!(urls(&mut store, "w2", 1), ["http://a.test/2"]);
+        assert_eq!(store.held_hosts("w2").unwrap(), ["a.test"]);
+        // Giving a.test back returns w2's URL of it, not w1's.
+        store.release_hosts("w2", &["a.test".into()]).unwrap();
+        assert_eq!(in_flight(), 1, "a.test/1 is w1's, in flight still");
+        assert_eq!(
+            urls(&mut store, "w2", 2),
+            ["http://a.test/2", "http://a.test/3"]
+        );
+        // w1 dies: its URL returns once its own lease lapses, though its host is w2's.
+        std::thread::sleep(Duration::from_millis(1200));
+        assert_eq!(store.held_hosts("w2").unwrap(), ["a.test"]);
+        assert_eq!(store.expire_leases().unwrap(), 1);
+        assert_eq!(in_flight(), 2);
+        assert_eq!(urls(&mut store, "w2", 1), ["http://a.test/1"]);
     }
 
     #[test]

@@ -302,7 +302,8 @@ impl CrawlDb for PgStore {
         Ok(work)
     }
     fn claim_hosts(&mut self, worker: &str, n: usize, lease: Duration) -> Result<Vec<String>> {
-        self.with(|c| lease::claim_hosts(c, self.who(worker), n, lease))
+        let gap = self.politeness;
+        self.with(|c| lease::claim_hosts(c, self.who(worker), n, (lease, gap)))
     }
     fn renew(&mut self, worker: &str, lease: Duration) -> Result<usize> {
         self.with(|c| lease::renew(c, self.who(worker), lease))

@@ -177,13 +177,15 @@ pub fn workers_of(url: &str, pid: u32) -> Vec<String> {
     })
 }
 
-/// Hosts leased to `worker`, and the frontier and in-flight URLs of those hosts.
+/// Hosts leased to `worker`, the frontier URLs of those hosts, and the URLs it has in flight
+/// (checked out by it, on whatever host).
 pub fn held_by(url: &str, worker: &str) -> (i64, i64, i64) {
     let q = |sql: &str| number(url, &sql.replace("$W", &worker.replace('\'', "''")));
     (
         q("SELECT count(*) FROM server WHERE lease_owner = '$W'"),
         q("SELECT count(*) FROM doc d JOIN server s USING (sid) WHERE s.lease_owner = '$W' AND d.status = 0"),
-        q("SELECT count(*) FROM doc d JOIN server s USING (sid) WHERE s.lease_owner = '$W' AND d.status = 1"),
+        q("SELECT count(*) FROM doc d JOIN server s USING (sid)
+           WHERE coalesce(d.held_by, s.lease_owner) = '$W' AND d.status = 1"),
     )
 }
 
