@@ -14,21 +14,17 @@ use rustc_hash::FxHashMap;
 /// the sketch.
 pub(super) const EXACT_HOSTS: usize = 1 << 16;
 
-/// Counters per row of the sketch (a power of two).
+/// Counters per row of the sketch.
 const WIDTH: usize = 1 << 16;
 
-/// Rows of the sketch: a host's count is the least of its counters, one per row.
-const DEPTH: usize = 4;
-
-/// A host's fingerprint (a stable 64-bit hash of its name).
-pub(super) type Fingerprint = fn(&str) -> u64;
+use super::sketch::{Fingerprint, Sketch};
 
 /// Requests counted per host, in memory bounded whatever the number of hosts.
 pub(super) struct HostCaps {
     /// fingerprint → requests counted since the host was last folded into the sketch.
     exact: FxHashMap<u64, u32>,
-    /// Counts folded in, `DEPTH` rows of `WIDTH` (allocated at the first fold).
-    sketch: Vec<u32>,
+    /// Counts folded in (summed; a host's count is the least of its counters).
+    sketch: Sketch<u32>,
     fingerprint: Fingerprint,
     bound: usize,
 }
@@ -44,7 +40,7 @@ impl HostCaps {
     pub(super) fn new(bound: usize, fingerprint: Fingerprint) -> Self {
         HostCaps {
             exact: FxHashMap::default(),
-            sketch: Vec::new(),
+            sketch: Sketch::new(WIDTH),
             fingerprint,
             bound: bound.max(1),
         }
@@ -54,7 +50,7 @@ impl HostCaps {
     /// (nothing counted).
     pub(super) fn admit(&mut self, host: &str, cap: u64) -> bool {
         let fp = (self.fingerprint)(host);
-        let folded = u64::from(self.folded(fp));
+        let folded = u64::from(self.sketch.get(fp));
         let n = self.exact.get(&fp).copied().unwrap_or(0);
         if folded + u64::from(n) >= cap {
             return false;
@@ -73,12 +69,7 @@ impl HostCaps {
             Some(n) if *n > 0 => *n -= 1,
             // Folded in: every counter of the host holds its request, so each can lose one
             // without going below any host's true count.
-            _ if !self.sketch.is_empty() => {
-                for i in cells(fp) {
-                    self.sketch[i] = self.sketch[i].saturating_sub(1);
-                }
-            }
-            _ => {}
+            _ => self.sketch.update(fp, |c| c.saturating_sub(1)),
         }
     }
 
@@ -88,31 +79,12 @@ impl HostCaps {
         self.exact.len()
     }
 
-    /// The count of `fp` folded into the sketch.
-    fn folded(&self, fp: u64) -> u32 {
-        if self.sketch.is_empty() {
-            return 0;
-        }
-        cells(fp).map(|i| self.sketch[i]).min().unwrap_or(0)
-    }
-
     /// Folds every exact count into the sketch, and forgets them.
     fn fold(&mut self) {
-        if self.sketch.is_empty() {
-            self.sketch = vec![0; DEPTH * WIDTH];
-        }
         for (fp, n) in self.exact.drain() {
-            for i in cells(fp) {
-                self.sketch[i] = self.sketch[i].saturating_add(n);
-            }
+            self.sketch.fold(fp, n, u32::saturating_add);
         }
     }
-}
-
-/// The sketch's counters of fingerprint `fp`, one per row (double hashing).
-fn cells(fp: u64) -> impl Iterator<Item = usize> {
-    let (a, b) = (fp as u32 as usize, ((fp >> 32) as usize) | 1);
-    (0..DEPTH).map(move |row| row * WIDTH + (a.wrapping_add(row.wrapping_mul(b)) & (WIDTH - 1)))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod prepare;
 mod recorder;
 mod rescore;
 pub mod shared;
+mod sketch;
 mod watchdog;
 pub mod words;
 mod worker;

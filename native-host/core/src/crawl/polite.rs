@@ -16,22 +16,17 @@ use std::time::{Duration, Instant};
 /// folded into the sketch.
 pub(super) const EXACT_SLOTS: usize = 4096;
 
-/// Cells per row of the sketch (a power of two).
+/// Cells per row of the sketch.
 const WIDTH: usize = 1 << 14;
 
-/// Rows of the sketch: a host's slot is the earliest of its cells, one per row.
-const DEPTH: usize = 4;
-
-/// A host's fingerprint (a stable 64-bit hash of its name).
-pub(super) type Fingerprint = fn(&str) -> u64;
+use super::sketch::{Fingerprint, Sketch};
 
 /// The next politeness slot of each host, in memory bounded whatever the number of hosts.
 pub(super) struct Slots {
     /// host → its next slot, in milliseconds after `base`.
     exact: HashMap<Box<str>, u64>,
-    /// Slots folded in (ms after `base`, 0 for none): `DEPTH` rows of `WIDTH`, allocated at
-    /// the first fold.
-    sketch: Vec<u64>,
+    /// Slots folded in (ms after `base`, 0 for none; each cell the latest folded into it).
+    sketch: Sketch<u64>,
     base: Instant,
     fingerprint: Fingerprint,
     bound: usize,
@@ -49,7 +44,7 @@ impl Slots {
     pub(super) fn new(bound: usize, fingerprint: Fingerprint, base: Instant) -> Self {
         Slots {
             exact: HashMap::new(),
-            sketch: Vec::new(),
+            sketch: Sketch::new(WIDTH),
             base,
             fingerprint,
             bound: bound.max(1),
@@ -78,11 +73,7 @@ impl Slots {
         if self.sketch.is_empty() {
             return exact;
         }
-        let folded = (cells((self.fingerprint)(host))
-            .map(|i| self.sketch[i])
-            .min())
-        .unwrap_or(0);
-        exact.max(folded)
+        exact.max(self.sketch.get((self.fingerprint)(host)))
     }
 
     /// `host`'s next slot, if one is known.
@@ -126,13 +117,8 @@ impl Slots {
         if self.exact.len() < self.bound / 2 {
             return;
         }
-        if self.sketch.is_empty() {
-            self.sketch = vec![0; WIDTH * DEPTH];
-        }
         for (host, s) in self.exact.drain() {
-            for i in cells((self.fingerprint)(&host)) {
-                self.sketch[i] = self.sketch[i].max(s);
-            }
+            self.sketch.fold((self.fingerprint)(&host), s, u64::max);
         }
     }
 
@@ -145,18 +131,6 @@ impl Slots {
             .map(|(h, s)| (h.to_string(), self.at(*s)))
             .collect()
     }
-}
-
-/// A fingerprint's cell in each row of the sketch.
-fn cells(fp: u64) -> impl Iterator<Item = usize> {
-    (0..DEPTH).map(move |row| {
-        // Each row takes its own bits of a re-mixed fingerprint (splitmix64's finaliser).
-        let mut z = fp.wrapping_add((row as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        row * WIDTH + (z as usize & (WIDTH - 1))
-    })
 }
 
 #[cfg(test)]

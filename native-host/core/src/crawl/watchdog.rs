@@ -340,11 +340,6 @@ impl<S: CrawlDb> Watchdog<S> {
             batch.sort_by_key(|o| wave.get(&o.oid).copied().unwrap_or(usize::MAX));
         }
         self.count(&batch);
-        if self.config.deterministic {
-            if let Some(l) = self.learning.as_mut() {
-                l.scored(&batch, self.config.mode);
-            }
-        }
         let archive = self
             .sh
             .warc
@@ -365,6 +360,9 @@ impl<S: CrawlDb> Watchdog<S> {
                 l.scored(&batch, self.config.mode);
             }
             return Ok(());
+        }
+        if let Some(l) = self.learning.as_mut() {
+            l.scored(&batch, self.config.mode);
         }
         let rec = blocking(&mut self.store, move |s| s.record(&batch))
             .instrument(debug_span!("loop.record"))
