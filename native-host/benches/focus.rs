@@ -266,15 +266,6 @@ fn sides() -> Vec<Side> {
     ]
 }
 
-/// The machine's 1-minute load average.
-fn load() -> String {
-    (std::fs::read_to_string("/proc/loadavg").unwrap_or_default())
-        .split_whitespace()
-        .next()
-        .unwrap_or("?")
-        .to_owned()
-}
-
 /// What one task's runs gave: per side, harvest at each checkpoint, and seconds.
 struct Tally {
     harvest: Vec<[Vec<f64>; 2]>,
@@ -314,7 +305,12 @@ fn run_task(plan: &Plan<'_>, task: &Task, sides: &[Side], runs: usize) -> Tally 
         seconds: vec![0.0; sides.len()],
     };
     for r in 0..runs {
-        let mut line = format!("  {} run {} (load {}):", task.name, r + 1, load());
+        let mut line = format!(
+            "  {} run {} (load {:.2}):",
+            task.name,
+            r + 1,
+            common::load_average()
+        );
         for (i, side) in sides.iter().enumerate() {
             let start = Instant::now();
             let log = crawl(plan, task, side);

@@ -220,7 +220,7 @@ fn crawl(model: &Path, proxy: &str, db: &Path, seeds: &[String], pages: u64) -> 
             fetched: v["fetched"].as_u64().unwrap_or(0),
             rss_mb,
             cpu,
-            load: load_average(),
+            load: super::load_average(),
         });
     }
     let status = child.wait().unwrap();
@@ -265,13 +265,6 @@ pub struct Sample {
     pub cpu: f64,
     /// The machine's 1-minute load average.
     pub load: f64,
-}
-
-/// The machine's 1-minute load average (0 where /proc has none).
-fn load_average() -> f64 {
-    (std::fs::read_to_string("/proc/loadavg").ok())
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0.0)
 }
 
 /// Resident MB and CPU seconds of process `pid` now (zeros when it has gone).

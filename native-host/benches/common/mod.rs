@@ -16,6 +16,14 @@ pub fn binary() -> PathBuf {
     std::env::var_os("FORAGER_BIN").map_or_else(|| env!("CARGO_BIN_EXE_forager").into(), Into::into)
 }
 
+/// The machine's 1-minute load average (0 where /proc has none), printed beside figures measured
+/// on a shared machine.
+pub fn load_average() -> f64 {
+    (std::fs::read_to_string("/proc/loadavg").ok())
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0.0)
+}
+
 /// CPU seconds (user + system) process `pid` has used so far, from `/proc/PID/stat` (utime and
 /// stime, fields 14 and 15 in USER_HZ ticks of 1/100 s, counted after the command's closing
 /// parenthesis); 0 when it has gone.
