@@ -52,6 +52,39 @@ impl Default for FetchConfig {
     }
 }
 
+/// The environment variable that sets the fetch timeout of the browser's host, in seconds
+/// (`forager crawl` has `--timeout`): a test's silent server need not hold a crawl 30 s.
+pub const TIMEOUT_ENV: &str = "FORAGER_FETCH_TIMEOUT";
+
+/// A fetch timeout that is not a number of seconds from 0.1 to 3600.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{TIMEOUT_ENV}={0:?}: the fetch timeout must be a number of seconds from 0.1 to 3600")]
+pub struct BadTimeout(pub String);
+
+impl FetchConfig {
+    /// These settings with the request timeout `secs` (connecting takes at most 10 s of it),
+    /// as `forager crawl --timeout` sets it.
+    pub fn with_timeout(self, secs: f64) -> Self {
+        FetchConfig {
+            total_timeout: Duration::from_secs_f64(secs.clamp(0.1, 3600.0)),
+            connect_timeout: Duration::from_secs_f64(secs.clamp(0.1, 10.0)),
+            ..self
+        }
+    }
+
+    /// These settings with the timeout `value` of [`TIMEOUT_ENV`] if given (`None`: unset);
+    /// a value that is not seconds from 0.1 to 3600 is refused in words.
+    pub fn with_timeout_from(self, value: Option<&str>) -> Result<Self, BadTimeout> {
+        let Some(v) = value else {
+            return Ok(self);
+        };
+        match v.trim().parse::<f64>() {
+            Ok(secs) if (0.1..=3600.0).contains(&secs) => Ok(self.with_timeout(secs)),
+            _ => Err(BadTimeout(v.to_owned())),
+        }
+    }
+}
+
 /// Why a fetch failed; the kind is recorded in the crawl database.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -442,6 +475,22 @@ fn net_err(e: reqwest::Error, proxied: bool) -> FetchError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_from_the_environment_is_seconds_within_bounds_or_refused() {
+        let d = FetchConfig::default();
+        let same = d.clone().with_timeout_from(None).unwrap();
+        assert_eq!(same.total_timeout, Duration::from_secs(30));
+        let short = d.clone().with_timeout_from(Some(" 2.5 ")).unwrap();
+        assert_eq!(short.total_timeout, Duration::from_millis(2500));
+        assert_eq!(short.connect_timeout, Duration::from_millis(2500));
+        let long = d.clone().with_timeout_from(Some("60")).unwrap();
+        assert_eq!(long.connect_timeout, Duration::from_secs(10));
+        for bad in ["", "abc", "0", "-1", "NaN", "inf", "3601"] {
+            let e = d.clone().with_timeout_from(Some(bad)).unwrap_err();
+            assert!(e.to_string().contains(TIMEOUT_ENV), "{e}");
+        }
+    }
 
     #[test]
     fn idle_hosts_connection_slots_are_forgotten_busy_ones_kept() {

@@ -56,6 +56,25 @@ fn demo_examples() -> &'static std::collections::HashSet<String> {
     })
 }
 
+/// The fetch settings of a crawl from the browser: its proxy and reach, and the timeout of
+/// the host's environment ([`crate::fetch::TIMEOUT_ENV`]) if set.
+fn fetch_config(
+    proxy: Option<String>,
+    allow_private: bool,
+) -> Result<crate::fetch::FetchConfig, Refusal> {
+    let timeout = std::env::var_os(crate::fetch::TIMEOUT_ENV);
+    crate::fetch::FetchConfig {
+        proxy,
+        reach: crate::address::Reach {
+            allow_private,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+    .with_timeout_from(timeout.as_ref().map(|v| v.to_string_lossy()).as_deref())
+    .map_err(|e| Refusal::Invalid(e.to_string()))
+}
+
 /// Accepts only a loopback `http://host:port` proxy: the browser must not be able to send the
 /// crawler's traffic anywhere else.
 pub(super) fn loopback_proxy(s: &str) -> Result<String, Refusal> {
@@ -125,14 +144,7 @@ impl Session {
                 max_bytes: crate::warc::DEFAULT_MAX_BYTES,
                 user_agent: crate::fetch::FetchConfig::default().user_agent,
             }),
-            fetch: crate::fetch::FetchConfig {
-                proxy,
-                reach: crate::address::Reach {
-                    allow_private: req.allow_private,
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
+            fetch: fetch_config(proxy, req.allow_private)?,
             apprentice: Some(ApprenticeConfig {
                 initial,
                 guide,

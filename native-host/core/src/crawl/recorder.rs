@@ -13,8 +13,9 @@ use tokio::task::{JoinError, JoinHandle};
 /// links behind the text's: tests/crawl.rs `template_links_wait_behind_links_in_the_text`.)
 pub(super) const BATCH: usize = 64;
 
-/// What a record job hands back: the store, and what the record made of the batch.
-type Landed<S> = (S, Result<Recorded, StoreError>);
+/// What a record job hands back: the store, what the record made of the batch, and the span
+/// of the writer's wait for the next record, open from the job's end.
+type Landed<S> = (S, Result<Recorded, StoreError>, tracing::Span);
 
 /// At most one record in progress, and its result once it is done.
 pub(super) struct Recorder<S: CrawlDb> {
@@ -22,6 +23,9 @@ pub(super) struct Recorder<S: CrawlDb> {
     ready: Option<Result<Landed<S>, JoinError>>,
     /// Outcomes in the batch being recorded.
     n: usize,
+    /// From the end of the last record to the start of the next (`loop.between_records` in
+    /// `forager crawl --trace`: the time the writer is not recording).
+    between: Option<tracing::Span>,
 }
 
 impl<S: CrawlDb> Default for Recorder<S> {
@@ -30,6 +34,7 @@ impl<S: CrawlDb> Default for Recorder<S> {
             job: None,
             ready: None,
             n: 0,
+            between: None,
         }
     }
 }
@@ -40,10 +45,12 @@ impl<S: CrawlDb> Recorder<S> {
     pub(super) fn start(&mut self, mut store: S, batch: std::sync::Arc<Vec<Outcome>>) {
         let span = tracing::debug_span!("loop.record", n = batch.len());
         self.n = batch.len();
+        self.between = None;
         self.job = Some(tokio::task::spawn_blocking(move || {
-            let _record = span.entered();
-            let r = store.record(&batch);
-            (store, r)
+            let r = span.in_scope(|| store.record(&batch));
+            drop(span);
+            let between = tracing::debug_span!(parent: None, "loop.between_records");
+            (store, r, between)
         }));
     }
 
@@ -83,7 +90,10 @@ impl<S: CrawlDb> Recorder<S> {
         let r = self.ready.take()?;
         self.n = 0;
         Some(match r {
-            Ok((store, rec)) => (Some(store), rec.map_err(CrawlError::from)),
+            Ok((store, rec, between)) => {
+                self.between = Some(between);
+                (Some(store), rec.map_err(CrawlError::from))
+            }
             Err(e) => (None, Err(CrawlError::Task(e.to_string()))),
         })
     }

@@ -56,6 +56,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     pending: Vec<Outcome>,
     /// The batch being recorded beside the loop (concurrent crawls; the store is away meanwhile).
     recorder: Recorder<S>,
+    /// What the last retrain point asks of the store, while the record after it runs
+    /// (concurrent crawls: done when that record lands).
+    deferred: Option<catch_up::Retrain>,
     /// Deterministic crawls: the row ids of the wave in flight, in checkout order (the order
     /// its outcomes are recorded in, whenever they arrive).
     wave: std::collections::HashMap<store::PageId, usize>,
@@ -122,6 +125,7 @@ impl<S: CrawlDb> Watchdog<S> {
             history: History::new(MonitorParams::default().window, monitor::MAX_CHUNKS),
             pending: Vec::new(),
             recorder: Recorder::default(),
+            deferred: None,
             wave: std::collections::HashMap::new(),
             last_flush: Instant::now(),
             last_report: Instant::now(),
@@ -314,53 +318,42 @@ impl<S: CrawlDb> Watchdog<S> {
 
     /// Records the pending outcomes when enough have gathered, then lets the apprentice,
     /// the judge, the background and the distiller catch up with them. A concurrent crawl
-    /// records beside the loop (one batch at a time) and catches up when the record lands; a
-    /// deterministic one records in line, so that every run sees the same frontier.
+    /// records beside the loop (one batch at a time): when a record lands, what needs the
+    /// store is done, the next record starts, and the apprentice learns the landed one while
+    /// the writer records ([`Self::caught_up`]). A deterministic one records in line, so
+    /// that every run sees the same frontier.
     pub(super) async fn flush(&mut self) -> Result<(), CrawlError> {
         if self.recorder.done() {
-            self.land().await?;
+            if let Some((store, rec)) = self.recorder.land().await {
+                self.store = store;
+                return self.caught_up(rec?).await;
+            }
         }
         if self.recorder.busy() {
             return Ok(());
         }
-        let due = if self.config.deterministic {
-            // A whole wave, in checkout order: the same record whatever order fetches end in.
-            self.in_flight == 0
-        } else {
-            self.pending.len() >= super::recorder::BATCH
-                || self.in_flight == 0
-                || self.last_flush.elapsed() > Duration::from_millis(200)
-        };
-        if self.pending.is_empty() || !due {
-            return Ok(());
-        }
-        let mut batch = std::mem::take(&mut self.pending);
         if self.config.deterministic {
-            let wave = std::mem::take(&mut self.wave);
-            batch.sort_by_key(|o| wave.get(&o.oid).copied().unwrap_or(usize::MAX));
+            return self.record_in_line().await;
         }
-        self.count(&batch);
-        let archive = self
-            .sh
-            .warc
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        setup::archive_barrier(archive).await;
-        if !self.config.deterministic {
-            self.top_up(batch.len()).await?;
-            let store = (self.store.take()).ok_or_else(|| {
-                CrawlError::Task("the crawl database was lost by an earlier one".into())
-            })?;
-            // The critic's board reads the batch while the writer records it (#27: it was
-            // ~3% of the crawler's CPU on the loop, in line before every record).
-            let batch = std::sync::Arc::new(batch);
-            self.recorder.start(store, batch.clone());
+        if let Some(batch) = self.start_record().await? {
             if let Some(l) = self.learning.as_mut() {
                 l.scored(&batch, self.config.mode);
             }
+        }
+        Ok(())
+    }
+
+    /// Deterministic crawls: a whole wave, recorded in line in checkout order (the same record
+    /// whatever order fetches end in), and caught up with before the next checkout.
+    async fn record_in_line(&mut self) -> Result<(), CrawlError> {
+        if self.pending.is_empty() || self.in_flight > 0 {
             return Ok(());
         }
+        let mut batch = std::mem::take(&mut self.pending);
+        let wave = std::mem::take(&mut self.wave);
+        batch.sort_by_key(|o| wave.get(&o.oid).copied().unwrap_or(usize::MAX));
+        self.count(&batch);
+        self.archive_barrier().await;
         if let Some(l) = self.learning.as_mut() {
             l.scored(&batch, self.config.mode);
         }
@@ -370,7 +363,40 @@ impl<S: CrawlDb> Watchdog<S> {
         self.recorded(rec).await
     }
 
-    /// Takes back the store from the record in progress, if any, and catches up with it.
+    /// Concurrent crawls: when enough outcomes have gathered (or no fetch is out, or 200 ms
+    /// passed), the workers are topped up and the batch starts recording beside the loop;
+    /// returns it (the loop may read it meanwhile).
+    async fn start_record(&mut self) -> Result<Option<Arc<Vec<Outcome>>>, CrawlError> {
+        let due = self.pending.len() >= super::recorder::BATCH
+            || self.in_flight == 0
+            || self.last_flush.elapsed() > Duration::from_millis(200);
+        if self.pending.is_empty() || !due {
+            return Ok(None);
+        }
+        let batch = std::mem::take(&mut self.pending);
+        self.count(&batch);
+        self.archive_barrier().await;
+        self.top_up(batch.len()).await?;
+        let store = (self.store.take()).ok_or_else(|| {
+            CrawlError::Task("the crawl database was lost by an earlier one".into())
+        })?;
+        // The critic's board reads the batch while the writer records it (#27: it was ~3% of
+        // the crawler's CPU on the loop, in line before every record).
+        let batch = Arc::new(batch);
+        self.recorder.start(store, batch.clone());
+        Ok(Some(batch))
+    }
+
+    /// Waits until the WARC archive has written what was fetched so far.
+    async fn archive_barrier(&mut self) {
+        let archive = (self.sh.warc.lock())
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        setup::archive_barrier(archive).await;
+    }
+
+    /// Takes back the store from the record in progress, if any, and catches up with it in
+    /// line.
     pub(super) async fn land(&mut self) -> Result<(), CrawlError> {
         let Some((store, rec)) = self.recorder.land().await else {
             return Ok(());
@@ -407,9 +433,52 @@ impl<S: CrawlDb> Watchdog<S> {
         Ok(())
     }
 
-    /// What follows a record: the counters, the events and the fetch log, and the
+    /// What follows a record, in line: the counters, the events and the fetch log, and the
     /// apprentice, the judge, the background and the distiller catching up.
     async fn recorded(&mut self, rec: store::Recorded) -> Result<(), CrawlError> {
+        let fetched = self.counted(&rec);
+        if let Some(r) = self.deferred.take() {
+            self.act(r).instrument(debug_span!("loop.act")).await?;
+        }
+        (self.retrain(&rec, fetched))
+            .instrument(debug_span!("loop.retrain"))
+            .await?;
+        self.after_retrain(&rec, fetched).await
+    }
+
+    /// What follows a record that landed in [`Self::flush`] (#27: the chain record -> retrain
+    /// -> top-up -> next record was serial, and the writer idle between two records): what
+    /// needs the store first (the last retrain point's re-score and exploration, the re-score
+    /// beside the loop, the judge, the background, the distiller's graph), then the next record
+    /// starts, and the apprentice learns this one while the writer records; what its retrain
+    /// point asks of the store waits for that record to land.
+    async fn caught_up(&mut self, rec: store::Recorded) -> Result<(), CrawlError> {
+        let fetched = self.counted(&rec);
+        if let Some(r) = self.deferred.take() {
+            self.act(r).instrument(debug_span!("loop.act")).await?;
+        }
+        (self.rescore_beside())
+            .instrument(debug_span!("loop.rescore"))
+            .await?;
+        self.after_retrain(&rec, fetched).await?;
+        let next = self.start_record().await?;
+        let step = self.learn(&rec, fetched);
+        match (step, &next) {
+            (Some(r), Some(_)) => self.deferred = Some(r),
+            (Some(r), None) => {
+                self.act(r).instrument(debug_span!("loop.act")).await?;
+                self.rescore_beside().await?;
+            }
+            (None, _) => {}
+        }
+        if let (Some(l), Some(batch)) = (self.learning.as_mut(), next) {
+            l.scored(&batch, self.config.mode);
+        }
+        Ok(())
+    }
+
+    /// The counters and the events of a record; returns its pages fetched.
+    fn counted(&mut self, rec: &store::Recorded) -> u64 {
         let fetched = rec.fetched.len() as u64;
         self.progress.fetched += fetched;
         self.progress.revisits += rec.revisited as u64;
@@ -417,9 +486,16 @@ impl<S: CrawlDb> Watchdog<S> {
         if !rec.fetched.is_empty() {
             self.tell(|| CrawlEvent::Pages(rec.fetched.clone()));
         }
-        (self.retrain(&rec, fetched))
-            .instrument(debug_span!("loop.retrain"))
-            .await?;
+        fetched
+    }
+
+    /// After the apprentice's catch-up: the judge, the background, the distiller and the
+    /// fetch log.
+    async fn after_retrain(
+        &mut self,
+        rec: &store::Recorded,
+        fetched: u64,
+    ) -> Result<(), CrawlError> {
         self.rejudge()
             .instrument(debug_span!("loop.rejudge"))
             .await?;

@@ -15,6 +15,19 @@ use tracing::{debug, debug_span, Instrument};
 /// candidates the store no longer has in its frontier each time.
 const PLAN_ROUNDS: usize = 3;
 
+/// What a retrain point asks of the crawl beyond publishing the apprentice: the frontier
+/// re-scored, the critic's exploration planned ([`Watchdog::act`]; it needs the store).
+pub(super) struct Retrain {
+    /// The retrained apprentice (it ranks the frontier).
+    ranker: Arc<Apprentice>,
+    /// Whether a new apprentice was published to the workers (guiding, or withdrawn).
+    published: bool,
+    /// Whether it guides now.
+    guides: bool,
+    /// Whether the critic's exploration sample is planned.
+    explores: bool,
+}
+
 impl<S: CrawlDb> Watchdog<S> {
     /// The apprentice learns what was recorded; at its retrain points it is published and the
     /// frontier re-scored with it while it guides (beside the loop, or in line when the crawl
@@ -26,29 +39,61 @@ impl<S: CrawlDb> Watchdog<S> {
         rec: &store::Recorded,
         fetched: u64,
     ) -> Result<(), CrawlError> {
-        let Some(l) = self.learning.as_mut() else {
-            return Ok(());
-        };
+        if let Some(r) = self.learn(rec, fetched) {
+            self.act(r).await?;
+        }
+        self.rescore_beside().await
+    }
+
+    /// The part of [`Self::retrain`] without the store (the loop runs it while the writer
+    /// records the next batch, #27): the apprentice learns the record and, at a retrain
+    /// point, is published to the workers; what the store must do follows in the answer.
+    pub(super) fn learn(&mut self, rec: &store::Recorded, fetched: u64) -> Option<Retrain> {
+        let _learn = debug_span!("loop.learn").entered();
+        let l = self.learning.as_mut()?;
         let step = l.learn(&rec.instances, &rec.fetched, fetched, self.progress.fetched);
         self.progress.apprentice_instances = l.instances();
         self.progress.apprentice_guides = l.guiding();
         self.progress.critic_auc = l.critic();
         let explores = l.explores() && matches!(self.config.mode, Mode::Soft | Mode::Hard);
-        let (ranker, published, guides) = match step {
-            None => return self.rescore_beside().await,
-            Some(Step::Guide(a)) => (a.clone(), Some(a), true),
-            Some(Step::Unguide(a)) => (a, Some(Arc::new(Apprentice::default())), false),
-            Some(Step::Explore(a)) => (a, None, false),
+        let (ranker, published, guides) = match step? {
+            Step::Guide(a) => (a.clone(), Some(a), true),
+            Step::Unguide(a) => (a, Some(Arc::new(Apprentice::default())), false),
+            Step::Explore(a) => (a, None, false),
         };
         if let Some(p) = published.clone() {
             *(self.sh.apprentice.write()).unwrap_or_else(|p| p.into_inner()) = p;
         }
+        if explores {
+            // The critic's candidates ranked by the retrained apprentice (its exploration is
+            // planned from them when the store is at hand: [`Self::explore`]).
+            if let Some(l) = self.learning.as_mut() {
+                l.rank(|f, base| ranker.blend(f, base));
+            }
+        }
+        Some(Retrain {
+            ranker,
+            published: published.is_some(),
+            guides,
+            explores,
+        })
+    }
+
+    /// What a retrain point asks of the store: the frontier re-scored by the apprentice now
+    /// guiding (or back to soft focus's scores when it stopped), and the critic's exploration.
+    pub(super) async fn act(&mut self, r: Retrain) -> Result<(), CrawlError> {
+        let Retrain {
+            ranker,
+            published,
+            guides,
+            explores,
+        } = r;
         let beside = guides && !self.config.deterministic && self.rescoring.guided();
         if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
             let mode = self.config.mode;
             if beside {
                 self.rescoring.ask(ranker.clone());
-            } else if published.is_some() {
+            } else if published {
                 self.rescoring.cancel(guides);
                 let a = ranker.clone();
                 blocking(&mut self.store, move |s| {
@@ -61,23 +106,19 @@ impl<S: CrawlDb> Watchdog<S> {
                 .await?;
             }
             if explores {
-                self.explore(&ranker, beside).await?;
+                self.explore(beside).await?;
             }
         }
         self.progress.apprentice_retrains += u64::from(guides);
-        self.rescore_beside().await
+        Ok(())
     }
 
     /// The critic's exploration sample for the next period ([`Learning::plan`]), ranked by
-    /// soft focus and by the retrained apprentice `a`: its picks are found in the frontier
-    /// (candidates no longer there are dropped and the plan made again, up to
-    /// [`PLAN_ROUNDS`] times) and the explored ones raised to its head, now and again when a
-    /// re-score `beside` the loop lands (it would write over them).
-    async fn explore(&mut self, a: &Apprentice, beside: bool) -> Result<(), CrawlError> {
-        let Some(l) = self.learning.as_mut() else {
-            return Ok(());
-        };
-        l.rank(|f, base| a.blend(f, base));
+    /// soft focus and by the retrained apprentice (ranked in [`Self::learn`]): its picks are
+    /// found in the frontier (candidates no longer there are dropped and the plan made again,
+    /// up to [`PLAN_ROUNDS`] times) and the explored ones raised to its head, now and again
+    /// when a re-score `beside` the loop lands (it would write over them).
+    async fn explore(&mut self, beside: bool) -> Result<(), CrawlError> {
         for round in 1..=PLAN_ROUNDS {
             let Some(plan) = self.learning.as_ref().map(Learning::plan) else {
                 return Ok(());
@@ -99,7 +140,7 @@ impl<S: CrawlDb> Watchdog<S> {
     }
 
     /// The re-score beside the loop: writes what it has sent, and starts the one asked for.
-    async fn rescore_beside(&mut self) -> Result<(), CrawlError> {
+    pub(super) async fn rescore_beside(&mut self) -> Result<(), CrawlError> {
         if let Some(done) = self.rescoring.step(&mut self.store).await? {
             let raise = (self.learning.as_mut()).map_or(Vec::new(), Learning::raised_later);
             if !raise.is_empty() {
