@@ -237,6 +237,54 @@ fn a_crawl_takes_over_idle_held_hosts_and_waits_for_urls_in_flight_until_their_l
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn workers_given_pages_stop_when_the_crawl_has_that_many_not_each_its_own() {
+    let Some(server) = testing::server() else {
+        return;
+    };
+    let dir = tmp("postgres-pages");
+    let (mut web, proxy, _) = common::host::serve_generated_web(&dir);
+    let db = testing::TestDb::create(&server, "pages");
+    // The crawl's model and seeds, then three workers started together, each told 150 pages
+    // (a 0.2 s gap per host, so that the crawl lasts until all three have joined: with none the
+    // first could fetch them all alone).
+    run(crawl(&dir.join("web"), db.url()).args(["--pages", "0"]));
+    let (pages, workers, concurrency) = (150, 3, 4);
+    let err = |i: usize| dir.join(format!("worker{i}.err"));
+    let children: Vec<_> = (0..workers)
+        .map(|i| {
+            forager()
+                .args(["worker", "--db", db.url(), "--name", &format!("w{i}")])
+                .args(["--pages", &pages.to_string(), "--proxy", &proxy])
+                .args(["--delay", "0.2", "--concurrency", &concurrency.to_string()])
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(err(i)).unwrap())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, mut c) in children.into_iter().enumerate() {
+        let ok = c.wait().unwrap().success();
+        assert!(
+            ok,
+            "worker {i}: {}",
+            std::fs::read_to_string(err(i)).unwrap()
+        );
+    }
+    let _ = web.kill();
+    let _ = web.wait();
+    let fetched = PgStore::open(db.url()).unwrap().fetched().unwrap();
+    // Each worker may finish what it had checked out when the crawl reached its count (its
+    // look-ahead: twice its fetches in flight, topped up once while it records). Counted as
+    // each worker's own pages since it joined, they fetched 260-312 here.
+    let slack = workers * concurrency * 4;
+    assert!(
+        (pages..=pages + slack).contains(&(fetched as usize)),
+        "{workers} workers told --pages {pages} fetched {fetched} pages in all"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Once the crawl has fetched 100 pages, the first of `workers` found with URLs in flight,
 /// and its worker name.
 fn first_holding_work(

@@ -50,6 +50,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     started: Instant,
     progress: Progress,
     fetched_at_start: u64,
+    /// A crawl shared with other workers: the pages the whole crawl has fetched (every
+    /// worker's), as last read before a checkout or seen in a record's fetch sequence.
+    crawl_fetched: u64,
     /// R(d) of the pages fetched in this run, in order, as the monitor's alarms and the
     /// recent relevance read it (bounded: see `monitor::History`).
     history: History,
@@ -122,6 +125,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 ..Progress::default()
             },
             fetched_at_start: fetched,
+            crawl_fetched: fetched,
             history: History::new(MonitorParams::default().window, monitor::MAX_CHUNKS),
             pending: Vec::new(),
             recorder: Recorder::default(),
@@ -172,7 +176,7 @@ impl<S: CrawlDb> Watchdog<S> {
             self.in_flight = 0;
         }
         if self.reason.is_none() {
-            if (self.config.max_pages).is_some_and(|m| self.progress.fetched >= m) {
+            if (self.config.max_pages).is_some_and(|m| self.counted() >= m) {
                 self.reason = Some(StopReason::PageBudget);
             } else if (self.config.max_time).is_some_and(|t| self.started.elapsed() >= t) {
                 // Out of time: fetches still waiting for a politeness slot are cancelled too.
@@ -248,6 +252,31 @@ impl<S: CrawlDb> Watchdog<S> {
         if !config.deterministic && in_flight >= config.concurrency && n < chunk && n < budget {
             return Ok(());
         }
+        // A crawl shared with other workers: the page budget is the whole crawl's, read now
+        // (its pages fetched and in flight, every worker's). Once they are as many, this
+        // worker takes no more (unless some in flight fail), and stops once they are fetched.
+        let n = match (config.max_pages, config.shared.is_some()) {
+            (Some(m), true) => {
+                let (done, flying) = blocking(&mut self.store, |s| match s.shared() {
+                    Some(d) => d.pages_taken(),
+                    None => Ok((0, 0)),
+                })
+                .await?;
+                let done = u64::try_from(done).unwrap_or(0);
+                self.crawl_fetched = self.crawl_fetched.max(done);
+                let left = m.saturating_sub(done + u64::try_from(flying).unwrap_or(0));
+                let idle = in_flight == 0 && self.pending.is_empty() && !self.recorder.busy();
+                if left == 0 && idle {
+                    // Nothing of its own out: other workers' pages in flight, waited for.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                n.min(usize::try_from(left).unwrap_or(usize::MAX))
+            }
+            _ => n,
+        };
+        if n == 0 {
+            return Ok(());
+        }
         // In maintenance mode a share of the batch revisits pages fetched before.
         let k = ((n as f64) * config.revisit_share.clamp(0.0, 0.9)).round() as usize;
         let age = config.revisit_after.as_secs_f64();
@@ -276,9 +305,16 @@ impl<S: CrawlDb> Watchdog<S> {
     /// yet recorded, and work in flight, may be fetched pages too.
     fn budget(&self) -> usize {
         self.config.max_pages.map_or(usize::MAX, |m| {
-            (m.saturating_sub(self.progress.fetched) as usize)
+            (m.saturating_sub(self.counted()) as usize)
                 .saturating_sub(self.in_flight + self.pending.len() + self.recorder.len())
         })
+    }
+
+    /// Pages fetched as the page budget counts them: this process's crawl, or, when the crawl
+    /// is shared, every worker's (`--pages N` stops when the crawl has N, not when this worker
+    /// has fetched N since it joined).
+    fn counted(&self) -> u64 {
+        self.progress.fetched.max(self.crawl_fetched)
     }
 
     /// Why the crawl is complete, once every worker is idle and nothing is left to record.
@@ -481,6 +517,12 @@ impl<S: CrawlDb> Watchdog<S> {
     fn counted(&mut self, rec: &store::Recorded) -> u64 {
         let fetched = rec.fetched.len() as u64;
         self.progress.fetched += fetched;
+        if self.config.shared.is_some() {
+            // The fetch sequence is the crawl's: a page's number counts every page numbered
+            // before it, by any worker (the page budget, before the next read: see `checkout`).
+            let last = rec.fetched.iter().map(|p| p.seq).max().unwrap_or(0);
+            self.crawl_fetched = self.crawl_fetched.max(u64::try_from(last).unwrap_or(0));
+        }
         self.progress.revisits += rec.revisited as u64;
         self.progress.changed += rec.changed as u64;
         if !rec.fetched.is_empty() {

@@ -66,4 +66,8 @@ pub trait SharedDb: Send {
     /// flight), so that work found there later goes to whichever worker claims it; returns how
     /// many.
     fn give_back_dry_hosts(&mut self, worker: &str) -> Result<usize>;
+    /// The crawl's pages, every worker's: fetched, as its fetch sequence counts them (the
+    /// numbers given so far: a record rolled back burns a few), and URLs in flight (checked
+    /// out, not yet recorded). Cheap, whatever the crawl's size.
+    fn pages_taken(&self) -> Result<(i64, i64)>;
 }

@@ -58,6 +58,18 @@ impl PgStore {
 }
 
 impl SharedDb for PgStore {
+    fn pages_taken(&self) -> Result<(i64, i64)> {
+        self.with(|c| {
+            let r = c.query_one(
+                "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END,
+                   (SELECT count(*) FROM doc WHERE status = 1)
+                 FROM fetch_seq",
+                &[],
+            )?;
+            Ok((r.get(0), r.get(1)))
+        })
+    }
+
     fn model_since(&self, known: i64) -> Result<Option<Versioned<Vec<u8>>>> {
         self.versioned_since("model", known)
     }
