@@ -239,3 +239,7 @@ fn instances_into(
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "replay_tests.rs"]
+mod replay;
