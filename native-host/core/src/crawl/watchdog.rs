@@ -472,7 +472,7 @@ impl<S: CrawlDb> Watchdog<S> {
     /// What follows a record, in line: the counters, the events and the fetch log, and the
     /// apprentice, the judge, the background and the distiller catching up.
     async fn recorded(&mut self, rec: store::Recorded) -> Result<(), CrawlError> {
-        let fetched = self.counted(&rec);
+        let fetched = self.tally(&rec);
         if let Some(r) = self.deferred.take() {
             self.act(r).instrument(debug_span!("loop.act")).await?;
         }
@@ -489,7 +489,7 @@ impl<S: CrawlDb> Watchdog<S> {
     /// starts, and the apprentice learns this one while the writer records; what its retrain
     /// point asks of the store waits for that record to land.
     async fn caught_up(&mut self, rec: store::Recorded) -> Result<(), CrawlError> {
-        let fetched = self.counted(&rec);
+        let fetched = self.tally(&rec);
         if let Some(r) = self.deferred.take() {
             self.act(r).instrument(debug_span!("loop.act")).await?;
         }
@@ -514,7 +514,7 @@ impl<S: CrawlDb> Watchdog<S> {
     }
 
     /// The counters and the events of a record; returns its pages fetched.
-    fn counted(&mut self, rec: &store::Recorded) -> u64 {
+    fn tally(&mut self, rec: &store::Recorded) -> u64 {
         let fetched = rec.fetched.len() as u64;
         self.progress.fetched += fetched;
         if self.config.shared.is_some() {
