@@ -1,9 +1,14 @@
-//! The record step off the crawl loop: a batch of outcomes is written to the crawl database
-//! on the blocking pool while the loop goes on collecting results and dispatching the work it
-//! holds; the store comes back to the loop when the record lands.
+//! The record step off the crawl loop (#27): a chain of records on the blocking pool. The loop
+//! hands the writer its outcomes as they come; when a record ends, the writer checks out the
+//! URLs the loop asked for (the workers' top-up) and records what was handed over meanwhile,
+//! without waiting for the loop, until too little is waiting, the loop wants the store back,
+//! or a record fails. The loop reads what each record made of its batch as it lands.
 
 use super::CrawlError;
-use crate::store::{CrawlDb, Outcome, Recorded, StoreError};
+use crate::store::{self, CrawlDb, Outcome, Recorded, StoreError, Work};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 use tokio::task::{JoinError, JoinHandle};
 
 /// Outcomes that make a record due (also due after 200 ms, or when no fetch is out). While
@@ -13,16 +18,55 @@ use tokio::task::{JoinError, JoinHandle};
 /// links behind the text's: tests/crawl.rs `template_links_wait_behind_links_in_the_text`.)
 pub(super) const BATCH: usize = 64;
 
-/// What a record job hands back: the store, what the record made of the batch, and the span
-/// of the writer's wait for the next record, open from the job's end.
-type Landed<S> = (S, Result<Recorded, StoreError>, tracing::Span);
+/// Outcomes waiting at the end of a record that keep the chain going (with fewer it ends, and
+/// the loop records them when due: records of a few pages each cost more CPU a page).
+const CHAIN_MIN: usize = BATCH / 2;
 
-/// At most one record in progress, and its result once it is done.
+/// Longest a chain runs before the loop takes the store back (to renew its lease, write the
+/// re-score's changes, judge again, distill).
+pub(super) const CHAIN_SPAN: Duration = Duration::from_millis(250);
+
+/// What the loop and the writer share: outcomes handed over, the top-up asked for, and what
+/// came of them.
+#[derive(Default)]
+struct Queue {
+    /// Outcomes handed over and not yet in a record, in order.
+    outcomes: Vec<Outcome>,
+    /// URLs to check out for the workers before the next record: (worker, how many).
+    want: Option<(String, usize)>,
+    /// The loop wants the store back: the chain ends after the record under way.
+    hold: bool,
+    /// Outcomes in the record under way.
+    in_record: usize,
+    /// Records done, with their outcomes' number, for the loop to catch up with.
+    landed: Vec<(usize, Result<Recorded, StoreError>)>,
+    /// Work checked out for the workers, for the loop to dispatch.
+    ahead: Vec<Result<Vec<Work>, StoreError>>,
+}
+
+/// The queue, and the loop's wake-up when something landed.
+#[derive(Default)]
+struct Chain {
+    queue: Mutex<Queue>,
+    wake: Notify,
+}
+
+impl Chain {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What a chain hands back when it ends: the store, and the span of the writer's wait for the
+/// next record, open from the end of its last one.
+type Ended<S> = (S, Option<tracing::Span>);
+
+/// At most one chain of records at a time, and what it has done.
 pub(super) struct Recorder<S: CrawlDb> {
-    job: Option<JoinHandle<Landed<S>>>,
-    ready: Option<Result<Landed<S>, JoinError>>,
-    /// Outcomes in the batch being recorded.
-    n: usize,
+    job: Option<JoinHandle<Ended<S>>>,
+    ready: Option<Result<Ended<S>, JoinError>>,
+    chain: Arc<Chain>,
+    started: Instant,
     /// From the end of the last record to the start of the next (`loop.between_records` in
     /// `forager crawl --trace`: the time the writer is not recording).
     between: Option<tracing::Span>,
@@ -33,68 +77,171 @@ impl<S: CrawlDb> Default for Recorder<S> {
         Recorder {
             job: None,
             ready: None,
-            n: 0,
+            chain: Arc::default(),
+            started: Instant::now(),
             between: None,
         }
     }
 }
 
 impl<S: CrawlDb> Recorder<S> {
-    /// Starts recording `batch` into `store` on the blocking pool (the loop may go on reading
-    /// the batch meanwhile).
-    pub(super) fn start(&mut self, mut store: S, batch: std::sync::Arc<Vec<Outcome>>) {
-        let span = tracing::debug_span!("loop.record", n = batch.len());
-        self.n = batch.len();
-        self.between = None;
+    /// Starts a chain with `store` on the blocking pool: the outcomes handed over before
+    /// (left when the loop took the store back) and `batch` are recorded first, after
+    /// checking out `want` URLs for the workers.
+    pub(super) fn start(&mut self, store: S, batch: Vec<Outcome>, want: Option<(String, usize)>) {
+        {
+            let mut q = self.chain.lock();
+            q.outcomes.extend(batch);
+            q.want = want;
+            q.hold = false;
+        }
+        self.started = Instant::now();
+        let chain = self.chain.clone();
+        let between = self.between.take();
         self.job = Some(tokio::task::spawn_blocking(move || {
-            let r = span.in_scope(|| store.record(&batch));
-            drop(span);
-            let between = tracing::debug_span!(parent: None, "loop.between_records");
-            (store, r, between)
+            run(store, &chain, between)
         }));
     }
 
-    /// True from `start` until the record has landed.
-    pub(super) fn busy(&self) -> bool {
+    /// Hands `outcomes` to the writer (recorded by the chain under way, or the next one),
+    /// and asks for `want` more URLs for the workers before its next record, within `cap`.
+    pub(super) fn hand(&self, outcomes: Vec<Outcome>, want: Option<(String, usize)>, cap: usize) {
+        let mut q = self.chain.lock();
+        q.outcomes.extend(outcomes);
+        if let Some((w, n)) = want {
+            let had = q.want.take().map_or(0, |(_, k)| k);
+            q.want = Some((w, (had + n).min(cap)));
+        }
+    }
+
+    /// Asks the chain under way to end after its record (the loop wants the store).
+    pub(super) fn hold(&self) {
+        self.chain.lock().hold = true;
+    }
+
+    /// True while the store is with the writer (from `start` until it is taken back).
+    pub(super) fn away(&self) -> bool {
         self.job.is_some() || self.ready.is_some()
     }
 
-    /// True when the record is done and waits to land.
+    /// True when the chain has ended and the store waits to be taken back.
     pub(super) fn done(&self) -> bool {
         self.ready.is_some() || self.job.as_ref().is_some_and(JoinHandle::is_finished)
     }
 
-    /// Outcomes being recorded (neither pending nor counted as fetched yet).
+    /// True when the chain under way has run for [`CHAIN_SPAN`].
+    pub(super) fn overdue(&self) -> bool {
+        self.away() && self.started.elapsed() >= CHAIN_SPAN
+    }
+
+    /// True when the writer holds nothing: no chain, no outcomes, nothing landed unread.
+    pub(super) fn idle(&self) -> bool {
+        let q = self.chain.lock();
+        !self.away() && q.outcomes.is_empty() && q.landed.is_empty() && q.ahead.is_empty()
+    }
+
+    /// Outcomes handed over and not yet read back, and URLs asked for and not yet
+    /// dispatched (neither pending nor counted as fetched or in flight).
     pub(super) fn len(&self) -> usize {
-        if self.busy() {
-            self.n
-        } else {
-            0
-        }
+        let q = self.chain.lock();
+        let ahead: usize = (q.ahead.iter())
+            .map(|a| a.as_ref().map_or(0, Vec::len))
+            .sum();
+        q.outcomes.len()
+            + q.in_record
+            + q.landed.iter().map(|(n, _)| n).sum::<usize>()
+            + q.want.as_ref().map_or(0, |(_, n)| *n)
+            + ahead
     }
 
-    /// Waits until the record in progress is done (cancel-safe: the job is kept when this is
-    /// dropped before).
+    /// Outcomes handed over and not in a record yet.
+    pub(super) fn queued(&self) -> usize {
+        self.chain.lock().outcomes.len()
+    }
+
+    /// The records done since the last call, in order.
+    pub(super) fn take_landed(&self) -> Vec<Result<Recorded, StoreError>> {
+        let landed = std::mem::take(&mut self.chain.lock().landed);
+        landed.into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// The work checked out for the workers since the last call.
+    pub(super) fn take_ahead(&self) -> Vec<Result<Vec<Work>, StoreError>> {
+        std::mem::take(&mut self.chain.lock().ahead)
+    }
+
+    /// Waits until a record lands, work is checked out, or the chain ends (cancel-safe: the
+    /// job is kept when this is dropped before).
     pub(super) async fn wait(&mut self) {
-        if let Some(job) = self.job.as_mut() {
-            let r = job.await;
-            self.job = None;
-            self.ready = Some(r);
+        let Some(job) = self.job.as_mut() else {
+            return;
+        };
+        tokio::select! {
+            r = job => {
+                self.job = None;
+                self.ready = Some(r);
+            }
+            () = self.chain.wake.notified() => {}
         }
     }
 
-    /// The store and the record's result, waiting for it if needed; `None` when no record
-    /// was in progress. An error loses the store only when the job itself failed.
-    pub(super) async fn land(&mut self) -> Option<(Option<S>, Result<Recorded, CrawlError>)> {
-        self.wait().await;
-        let r = self.ready.take()?;
-        self.n = 0;
-        Some(match r {
-            Ok((store, rec, between)) => {
-                self.between = Some(between);
-                (Some(store), rec.map_err(CrawlError::from))
+    /// Ends the chain after its record and takes the store back; `None` when no chain was
+    /// under way. What landed is read with [`Self::take_landed`]; outcomes not recorded stay
+    /// handed over for the next chain. An error loses the store only when the job failed.
+    pub(super) async fn land(&mut self) -> Option<Result<S, CrawlError>> {
+        self.hold();
+        if let Some(job) = self.job.take() {
+            self.ready = Some(job.await);
+        }
+        Some(match self.ready.take()? {
+            Ok((store, between)) => {
+                self.between = between;
+                Ok(store)
             }
-            Err(e) => (None, Err(CrawlError::Task(e.to_string()))),
+            Err(e) => Err(CrawlError::Task(e.to_string())),
         })
+    }
+}
+
+/// The chain: records what is handed over until too little waits, the loop holds it, or a
+/// record fails.
+fn run<S: CrawlDb>(mut store: S, chain: &Chain, mut between: Option<tracing::Span>) -> Ended<S> {
+    let mut first = true;
+    loop {
+        let (batch, want) = {
+            let mut q = chain.lock();
+            let enough = q.outcomes.len() >= if first { 1 } else { CHAIN_MIN };
+            if !enough || (q.hold && !first) {
+                drop(q);
+                chain.wake.notify_one();
+                return (store, between);
+            }
+            first = false;
+            let batch = std::mem::take(&mut q.outcomes);
+            q.in_record = batch.len();
+            (batch, q.want.take())
+        };
+        if let Some((w, n)) = want.filter(|(_, n)| *n > 0) {
+            let span = tracing::debug_span!(parent: None, "loop.top_up", n);
+            let work = span.in_scope(|| store.checkout(&w, n, store::LEASE));
+            drop(span);
+            chain.lock().ahead.push(work);
+            chain.wake.notify_one();
+        }
+        drop(between.take());
+        let span = tracing::debug_span!(parent: None, "loop.record", n = batch.len());
+        let r = span.in_scope(|| store.record(&batch));
+        drop(span);
+        between = Some(tracing::debug_span!(parent: None, "loop.between_records"));
+        let failed = r.is_err();
+        {
+            let mut q = chain.lock();
+            q.in_record = 0;
+            q.landed.push((batch.len(), r));
+        }
+        chain.wake.notify_one();
+        if failed {
+            return (store, between);
+        }
     }
 }

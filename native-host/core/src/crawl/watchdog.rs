@@ -1,10 +1,12 @@
 //! The crawl loop as the paper's watchdog (focused-crawling-1999 §4): it checks work out of
 //! the frontier, hands it to fetch workers and records what comes back, in named steps —
-//! `checkpoint` (stop conditions), `checkout`, `collect`, `flush` (record, then `retrain`,
-//! `rejudge`, `learn_background`, `distill`: see `catch_up`), `report` and `finish` (see
-//! `report`); what it opens at the start and closes at the end is in `setup`.
+//! `checkpoint` (stop conditions), `checkout`, `collect`, `flush` (records beside the loop:
+//! see `record`; then `retrain`, `rejudge`, `learn_background`, `distill`: see `catch_up`),
+//! `report` and `finish` (see `report`); what it opens at the start and closes at the end is
+//! in `setup`.
 
 mod catch_up;
+mod record;
 mod report;
 mod setup;
 
@@ -21,12 +23,11 @@ use crate::distiller::Scores;
 use crate::monitor::{self, History, MonitorParams};
 use crate::store::{self, CrawlDb, Outcome};
 use forager_classifier::Classifier;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
-use tracing::{debug_span, Instrument};
+use tracing::debug_span;
 
 /// Most work out at once, in workers' numbers (work waiting for robots.txt included).
 const MAX_OUT: usize = 8;
@@ -59,9 +60,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     pending: Vec<Outcome>,
     /// The batch being recorded beside the loop (concurrent crawls; the store is away meanwhile).
     recorder: Recorder<S>,
-    /// What the last retrain point asks of the store, while the record after it runs
-    /// (concurrent crawls: done when that record lands).
-    deferred: Option<catch_up::Retrain>,
+    /// What the retrain points since the store was last at home ask of it (concurrent
+    /// crawls: done when the loop takes it back from the writer).
+    deferred: Vec<catch_up::Retrain>,
     /// Deterministic crawls: the row ids of the wave in flight, in checkout order (the order
     /// its outcomes are recorded in, whenever they arrive).
     wave: std::collections::HashMap<store::PageId, usize>,
@@ -129,7 +130,7 @@ impl<S: CrawlDb> Watchdog<S> {
             history: History::new(MonitorParams::default().window, monitor::MAX_CHUNKS),
             pending: Vec::new(),
             recorder: Recorder::default(),
-            deferred: None,
+            deferred: Vec::new(),
             wave: std::collections::HashMap::new(),
             last_flush: Instant::now(),
             last_report: Instant::now(),
@@ -152,7 +153,7 @@ impl<S: CrawlDb> Watchdog<S> {
         self.in_flight = self.workers.in_flight();
         let idle = self.in_flight == 0
             && self.pending.is_empty()
-            && !self.recorder.busy()
+            && self.recorder.idle()
             && self.workers.parked() > 0;
         self.idle.tick(idle);
         if self.reason.is_none() && self.workers.gave_up() {
@@ -170,8 +171,10 @@ impl<S: CrawlDb> Watchdog<S> {
             while let Some(d) = self.workers.try_next() {
                 self.pending.extend(self.workers.settle(d));
             }
-            let oids = self.workers.abort().await;
+            // The store first: work the writer checked out meanwhile is dispatched, then
+            // cancelled with the rest.
             self.land().await?;
+            let oids = self.workers.abort().await;
             blocking(&mut self.store, move |s| s.release(&oids)).await?;
             self.in_flight = 0;
         }
@@ -211,14 +214,13 @@ impl<S: CrawlDb> Watchdog<S> {
 
     /// Checks work out of the frontier for idle workers, within the page budget.
     pub(super) async fn checkout(&mut self) -> Result<(), CrawlError> {
-        // While a batch is being recorded the store is away: the workers have the work
-        // checked out before it (see `top_up`), and the lease is renewed after it lands.
-        if !self.recorder.busy() && self.last_renew.elapsed() >= store::RENEW_EVERY {
-            self.last_renew = Instant::now();
-            let w = self.config.worker.clone();
-            blocking(&mut self.store, move |s| s.renew(&w, store::LEASE)).await?;
+        // While the writer records the store is away: it checks out the workers' top-up
+        // before each record (`record::top_up`), and the lease is renewed when the loop
+        // takes the store back.
+        if !self.recorder.away() {
+            self.renew_lease().await?;
         }
-        if self.reason.is_some() || self.recorder.busy() {
+        if self.reason.is_some() || self.recorder.away() {
             return Ok(());
         }
         let (config, in_flight) = (&self.config, self.in_flight);
@@ -265,7 +267,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 let done = u64::try_from(done).unwrap_or(0);
                 self.crawl_fetched = self.crawl_fetched.max(done);
                 let left = m.saturating_sub(done + u64::try_from(flying).unwrap_or(0));
-                let idle = in_flight == 0 && self.pending.is_empty() && !self.recorder.busy();
+                let idle = in_flight == 0 && self.pending.is_empty() && self.recorder.idle();
                 if left == 0 && idle {
                     // Nothing of its own out: other workers' pages in flight, waited for.
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -301,6 +303,16 @@ impl<S: CrawlDb> Watchdog<S> {
         Ok(())
     }
 
+    /// Renews the crawl's lease on its hosts when it is due.
+    async fn renew_lease(&mut self) -> Result<(), CrawlError> {
+        if self.last_renew.elapsed() >= store::RENEW_EVERY {
+            self.last_renew = Instant::now();
+            let w = self.config.worker.clone();
+            blocking(&mut self.store, move |s| s.renew(&w, store::LEASE)).await?;
+        }
+        Ok(())
+    }
+
     /// Pages that may still be checked out within the page budget: outcomes received but not
     /// yet recorded, and work in flight, may be fetched pages too.
     fn budget(&self) -> usize {
@@ -321,14 +333,14 @@ impl<S: CrawlDb> Watchdog<S> {
     pub(super) fn finished(&self) -> Option<StopReason> {
         let idle = self.in_flight == 0
             && self.pending.is_empty()
-            && !self.recorder.busy()
+            && self.recorder.idle()
             && self.workers.parked() == 0;
         idle.then(|| (self.reason).or(self.frontier_dry.then_some(StopReason::FrontierEmpty)))?
     }
 
     /// Waits briefly for outcomes (or for `stop`, which asks the crawl to end).
     pub(super) async fn collect(&mut self, stop: std::pin::Pin<&mut impl std::future::Future>) {
-        let recording = self.recorder.busy() && !self.recorder.done();
+        let recording = self.recorder.away() && !self.recorder.done();
         if self.in_flight == 0 && self.workers.parked() == 0 && !recording {
             return;
         }
@@ -339,7 +351,7 @@ impl<S: CrawlDb> Watchdog<S> {
                     self.pending.extend(self.workers.settle(d));
                 }
             }
-            // A record landing wakes the loop: the store is back for the next checkout.
+            // A record landing (or the writer's top-up, or its chain's end) wakes the loop.
             () = self.recorder.wait(), if recording => {}
             _ = stop, if accepting => {
                 self.reason = Some(StopReason::Requested);
@@ -350,210 +362,6 @@ impl<S: CrawlDb> Watchdog<S> {
             self.pending.extend(self.workers.settle(d));
         }
         self.in_flight = self.workers.in_flight();
-    }
-
-    /// Records the pending outcomes when enough have gathered, then lets the apprentice,
-    /// the judge, the background and the distiller catch up with them. A concurrent crawl
-    /// records beside the loop (one batch at a time): when a record lands, what needs the
-    /// store is done, the next record starts, and the apprentice learns the landed one while
-    /// the writer records ([`Self::caught_up`]). A deterministic one records in line, so
-    /// that every run sees the same frontier.
-    pub(super) async fn flush(&mut self) -> Result<(), CrawlError> {
-        if self.recorder.done() {
-            if let Some((store, rec)) = self.recorder.land().await {
-                self.store = store;
-                return self.caught_up(rec?).await;
-            }
-        }
-        if self.recorder.busy() {
-            return Ok(());
-        }
-        if self.config.deterministic {
-            return self.record_in_line().await;
-        }
-        if let Some(batch) = self.start_record().await? {
-            if let Some(l) = self.learning.as_mut() {
-                l.scored(&batch, self.config.mode);
-            }
-        }
-        Ok(())
-    }
-
-    /// Deterministic crawls: a whole wave, recorded in line in checkout order (the same record
-    /// whatever order fetches end in), and caught up with before the next checkout.
-    async fn record_in_line(&mut self) -> Result<(), CrawlError> {
-        if self.pending.is_empty() || self.in_flight > 0 {
-            return Ok(());
-        }
-        let mut batch = std::mem::take(&mut self.pending);
-        let wave = std::mem::take(&mut self.wave);
-        batch.sort_by_key(|o| wave.get(&o.oid).copied().unwrap_or(usize::MAX));
-        self.count(&batch);
-        self.archive_barrier().await;
-        if let Some(l) = self.learning.as_mut() {
-            l.scored(&batch, self.config.mode);
-        }
-        let rec = blocking(&mut self.store, move |s| s.record(&batch))
-            .instrument(debug_span!("loop.record"))
-            .await?;
-        self.recorded(rec).await
-    }
-
-    /// Concurrent crawls: when enough outcomes have gathered (or no fetch is out, or 200 ms
-    /// passed), the workers are topped up and the batch starts recording beside the loop;
-    /// returns it (the loop may read it meanwhile).
-    async fn start_record(&mut self) -> Result<Option<Arc<Vec<Outcome>>>, CrawlError> {
-        let due = self.pending.len() >= super::recorder::BATCH
-            || self.in_flight == 0
-            || self.last_flush.elapsed() > Duration::from_millis(200);
-        if self.pending.is_empty() || !due {
-            return Ok(None);
-        }
-        let batch = std::mem::take(&mut self.pending);
-        self.count(&batch);
-        self.archive_barrier().await;
-        self.top_up(batch.len()).await?;
-        let store = (self.store.take()).ok_or_else(|| {
-            CrawlError::Task("the crawl database was lost by an earlier one".into())
-        })?;
-        // The critic's board reads the batch while the writer records it (#27: it was ~3% of
-        // the crawler's CPU on the loop, in line before every record).
-        let batch = Arc::new(batch);
-        self.recorder.start(store, batch.clone());
-        Ok(Some(batch))
-    }
-
-    /// Waits until the WARC archive has written what was fetched so far.
-    async fn archive_barrier(&mut self) {
-        let archive = (self.sh.warc.lock())
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        setup::archive_barrier(archive).await;
-    }
-
-    /// Takes back the store from the record in progress, if any, and catches up with it in
-    /// line.
-    pub(super) async fn land(&mut self) -> Result<(), CrawlError> {
-        let Some((store, rec)) = self.recorder.land().await else {
-            return Ok(());
-        };
-        self.store = store;
-        self.recorded(rec?).await
-    }
-
-    /// Before a batch is recorded beside the loop: as many URLs again as it holds are
-    /// checked out (at most the checkout's look-ahead, twice the workers' number), so the
-    /// workers keep fetching meanwhile. (#27: with at most the workers' number, they ran dry
-    /// before the record landed: the FOLDOC crawl bench's soft crawl went 17-20% faster with
-    /// twice, at the same CPU per page; `benches/floor.rs`.)
-    async fn top_up(&mut self, recording: usize) -> Result<(), CrawlError> {
-        let c = &self.config;
-        let hold = self.workers.crawler_waiting() || self.workers.parked() >= MAX_PARKED;
-        if self.reason.is_some() || hold || self.frontier_dry || c.revisit_share > 0.0 {
-            return Ok(());
-        }
-        let n = (self.budget().saturating_sub(recording))
-            .min(recording)
-            .min(c.concurrency * 2);
-        if n == 0 {
-            return Ok(());
-        }
-        let w = c.worker.clone();
-        let work = blocking(&mut self.store, move |s| s.checkout(&w, n, store::LEASE))
-            .instrument(debug_span!("loop.top_up"))
-            .await?;
-        for w in work {
-            self.workers.dispatch(w);
-        }
-        self.in_flight = self.workers.in_flight();
-        Ok(())
-    }
-
-    /// What follows a record, in line: the counters, the events and the fetch log, and the
-    /// apprentice, the judge, the background and the distiller catching up.
-    async fn recorded(&mut self, rec: store::Recorded) -> Result<(), CrawlError> {
-        let fetched = self.tally(&rec);
-        if let Some(r) = self.deferred.take() {
-            self.act(r).instrument(debug_span!("loop.act")).await?;
-        }
-        (self.retrain(&rec, fetched))
-            .instrument(debug_span!("loop.retrain"))
-            .await?;
-        self.after_retrain(&rec, fetched).await
-    }
-
-    /// What follows a record that landed in [`Self::flush`] (#27: the chain record -> retrain
-    /// -> top-up -> next record was serial, and the writer idle between two records): what
-    /// needs the store first (the last retrain point's re-score and exploration, the re-score
-    /// beside the loop, the judge, the background, the distiller's graph), then the next record
-    /// starts, and the apprentice learns this one while the writer records; what its retrain
-    /// point asks of the store waits for that record to land.
-    async fn caught_up(&mut self, rec: store::Recorded) -> Result<(), CrawlError> {
-        let fetched = self.tally(&rec);
-        if let Some(r) = self.deferred.take() {
-            self.act(r).instrument(debug_span!("loop.act")).await?;
-        }
-        (self.rescore_beside())
-            .instrument(debug_span!("loop.rescore"))
-            .await?;
-        self.after_retrain(&rec, fetched).await?;
-        let next = self.start_record().await?;
-        let step = self.learn(&rec, fetched);
-        match (step, &next) {
-            (Some(r), Some(_)) => self.deferred = Some(r),
-            (Some(r), None) => {
-                self.act(r).instrument(debug_span!("loop.act")).await?;
-                self.rescore_beside().await?;
-            }
-            (None, _) => {}
-        }
-        if let (Some(l), Some(batch)) = (self.learning.as_mut(), next) {
-            l.scored(&batch, self.config.mode);
-        }
-        Ok(())
-    }
-
-    /// The counters and the events of a record; returns its pages fetched.
-    fn tally(&mut self, rec: &store::Recorded) -> u64 {
-        let fetched = rec.fetched.len() as u64;
-        self.progress.fetched += fetched;
-        if self.config.shared.is_some() {
-            // The fetch sequence is the crawl's: a page's number counts every page numbered
-            // before it, by any worker (the page budget, before the next read: see `checkout`).
-            let last = rec.fetched.iter().map(|p| p.seq).max().unwrap_or(0);
-            self.crawl_fetched = self.crawl_fetched.max(u64::try_from(last).unwrap_or(0));
-        }
-        self.progress.revisits += rec.revisited as u64;
-        self.progress.changed += rec.changed as u64;
-        if !rec.fetched.is_empty() {
-            self.tell(|| CrawlEvent::Pages(rec.fetched.clone()));
-        }
-        fetched
-    }
-
-    /// After the apprentice's catch-up: the judge, the background, the distiller and the
-    /// fetch log.
-    async fn after_retrain(
-        &mut self,
-        rec: &store::Recorded,
-        fetched: u64,
-    ) -> Result<(), CrawlError> {
-        self.rejudge()
-            .instrument(debug_span!("loop.rejudge"))
-            .await?;
-        (self.learn_background())
-            .instrument(debug_span!("loop.background"))
-            .await?;
-        self.distill(fetched).await?;
-        if let Some(l) = self.log.as_mut() {
-            for p in &rec.fetched {
-                let _ = writeln!(l, "{}", p.url);
-            }
-            let _ = l.flush();
-        }
-        self.frontier_dry = false;
-        self.last_flush = Instant::now();
-        Ok(())
     }
 
     /// Tells `config.events` what happened, never waiting: when the receiver is behind, the

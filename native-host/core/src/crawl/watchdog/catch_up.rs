@@ -3,7 +3,7 @@
 //! re-scored; the judge takes the user's marks; the background is learned again; and the
 //! distiller runs on the crawl graph.
 
-use super::super::apprentice::{Learning, Step};
+use super::super::apprentice::{Exploration, Learning, Step};
 use super::super::{apply_distillation, blocking, rescore, CrawlError, CrawlEvent, Mode};
 use super::Watchdog;
 use crate::store::{self, CrawlDb};
@@ -24,8 +24,8 @@ pub(super) struct Retrain {
     published: bool,
     /// Whether it guides now.
     guides: bool,
-    /// Whether the critic's exploration sample is planned.
-    explores: bool,
+    /// The critic's exploration sample planned (its first round), when the critic explores.
+    plan: Option<Exploration>,
 }
 
 impl<S: CrawlDb> Watchdog<S> {
@@ -64,18 +64,19 @@ impl<S: CrawlDb> Watchdog<S> {
         if let Some(p) = published.clone() {
             *(self.sh.apprentice.write()).unwrap_or_else(|p| p.into_inner()) = p;
         }
-        if explores {
-            // The critic's candidates ranked by the retrained apprentice (its exploration is
-            // planned from them when the store is at hand: [`Self::explore`]).
-            if let Some(l) = self.learning.as_mut() {
-                l.rank(|f, base| ranker.blend(f, base));
-            }
-        }
+        // The critic's candidates ranked by the retrained apprentice, and its exploration
+        // planned from them (found in the frontier when the store is at hand:
+        // [`Self::explore`]).
+        let plan = explores.then(|| {
+            let l = self.learning.as_mut()?;
+            l.rank(|f, base| ranker.blend(f, base));
+            Some(l.plan())
+        });
         Some(Retrain {
             ranker,
             published: published.is_some(),
             guides,
-            explores,
+            plan: plan.flatten(),
         })
     }
 
@@ -86,7 +87,7 @@ impl<S: CrawlDb> Watchdog<S> {
             ranker,
             published,
             guides,
-            explores,
+            plan,
         } = r;
         let beside = guides && !self.config.deterministic && self.rescoring.guided();
         if matches!(self.config.mode, Mode::Soft | Mode::Hard) {
@@ -105,8 +106,8 @@ impl<S: CrawlDb> Watchdog<S> {
                 })
                 .await?;
             }
-            if explores {
-                self.explore(beside).await?;
+            if let Some(plan) = plan {
+                self.explore(plan, beside).await?;
             }
         }
         self.progress.apprentice_retrains += u64::from(guides);
@@ -114,13 +115,17 @@ impl<S: CrawlDb> Watchdog<S> {
     }
 
     /// The critic's exploration sample for the next period ([`Learning::plan`]), ranked by
-    /// soft focus and by the retrained apprentice (ranked in [`Self::learn`]): its picks are
-    /// found in the frontier (candidates no longer there are dropped and the plan made again,
-    /// up to [`PLAN_ROUNDS`] times) and the explored ones raised to its head, now and again
-    /// when a re-score `beside` the loop lands (it would write over them).
-    async fn explore(&mut self, beside: bool) -> Result<(), CrawlError> {
+    /// soft focus and by the retrained apprentice (`first` planned in [`Self::learn`]): its
+    /// picks are found in the frontier (candidates no longer there are dropped and the plan
+    /// made again, up to [`PLAN_ROUNDS`] times) and the explored ones raised to its head, now
+    /// and again when a re-score `beside` the loop lands (it would write over them).
+    async fn explore(&mut self, first: Exploration, beside: bool) -> Result<(), CrawlError> {
+        let mut next = Some(first);
         for round in 1..=PLAN_ROUNDS {
-            let Some(plan) = self.learning.as_ref().map(Learning::plan) else {
+            let Some(plan) = next
+                .take()
+                .or_else(|| self.learning.as_ref().map(Learning::plan))
+            else {
                 return Ok(());
             };
             let urls: Vec<String> = plan.picks.iter().map(|p| p.url.clone()).collect();
@@ -198,8 +203,7 @@ impl<S: CrawlDb> Watchdog<S> {
 
     /// Every `distill_every` pages the distiller runs on the crawl graph: beside the crawl,
     /// or inline when the order must be reproducible.
-    pub(super) async fn distill(&mut self, fetched: u64) -> Result<(), CrawlError> {
-        self.since_distill += fetched;
+    pub(super) async fn distill(&mut self) -> Result<(), CrawlError> {
         let due = (self.config.distill_every).is_some_and(|n| self.since_distill >= n);
         if !due || self.distilling.is_some() {
             return Ok(());
