@@ -55,8 +55,10 @@ export async function extensionId(extension) {
 }
 
 /**
- * Chromium with the extension, pages through `proxy`, the host's state in `home`.
- * @param {{chromium: string, extension: string, profile: string, home: string, proxy: string}} o
+ * Chromium with the extension, pages through `proxy`, the host's state in `home`; `env` adds
+ * to the environment the browser (and so the native host it starts) runs with.
+ * @param {{chromium: string, extension: string, profile: string, home: string, proxy: string,
+ *   env?: Record<string, string>}} o
  * @returns {Promise<BrowserContext>}
  */
 export function launch(o) {
@@ -68,7 +70,7 @@ export function launch(o) {
       '--disable-component-update', '--disable-sync', `--proxy-server=${o.proxy}`],
     ignoreDefaultArgs: ['--disable-extensions'],
     env: { ...process.env, HOME: o.profile, XDG_CONFIG_HOME: `${o.profile}/.config`,
-      XDG_CACHE_HOME: `${o.profile}/.cache`, FORAGER_HOME: o.home },
+      XDG_CACHE_HOME: `${o.profile}/.cache`, FORAGER_HOME: o.home, ...o.env },
   });
 }
 
@@ -212,8 +214,10 @@ export async function openExtensionPage(ctx, extId, file, viewport, pageErrors) 
  * model trained on it; `prepare(forager, tmp)` runs first (to write the web, say). Resolves once
  * the worker has the host's model.
  * With `starter`, no model is trained: the host serves its starter taxonomy (a new user's).
+ * `env` is passed to the browser and its host (e.g. FORAGER_FETCH_TIMEOUT).
  * @param {{bin: string, chromium: string, extension: string, name: string, web: string | ((tmp: string) => string),
- *   prepare?: (forager: HostSession['forager'], tmp: string) => Promise<unknown>, starter?: boolean}} o
+ *   prepare?: (forager: HostSession['forager'], tmp: string) => Promise<unknown>, starter?: boolean,
+ *   env?: Record<string, string>}} o
  * @returns {Promise<HostSession>}
  */
 export async function startHostSession(o) {
@@ -231,7 +235,7 @@ export async function startHostSession(o) {
   const extId = await extensionId(o.extension);
   const { child, port } = await startServeWeb(o.bin, web);
   const proxy = `http://127.0.0.1:${port}`;
-  const ctx = await launch({ chromium: o.chromium, extension: o.extension, profile, home, proxy });
+  const ctx = await launch({ chromium: o.chromium, extension: o.extension, profile, home, proxy, env: o.env });
   const worker = await extensionWorker(ctx, extId);
   const s = { tmp, home, extId, proxy, server: child, ctx, worker, forager };
   await waitFor('the host and its model', async () => {
