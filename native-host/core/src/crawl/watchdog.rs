@@ -54,6 +54,9 @@ pub(super) struct Watchdog<S: CrawlDb> {
     /// A crawl shared with other workers: the pages the whole crawl has fetched (every
     /// worker's), as last read before a checkout or seen in a record's fetch sequence.
     crawl_fetched: u64,
+    /// A crawl shared with other workers: its pages fetched and in flight, every worker's,
+    /// as last read before a checkout (the page budget of its top-ups too).
+    crawl_taken: u64,
     /// R(d) of the pages fetched in this run, in order, as the monitor's alarms and the
     /// recent relevance read it (bounded: see `monitor::History`).
     history: History,
@@ -127,6 +130,7 @@ impl<S: CrawlDb> Watchdog<S> {
             },
             fetched_at_start: fetched,
             crawl_fetched: fetched,
+            crawl_taken: 0,
             history: History::new(MonitorParams::default().window, monitor::MAX_CHUNKS),
             pending: Vec::new(),
             recorder: Recorder::default(),
@@ -223,6 +227,7 @@ impl<S: CrawlDb> Watchdog<S> {
         if self.reason.is_some() || self.recorder.away() {
             return Ok(());
         }
+        self.count_crawl().await?;
         let (config, in_flight) = (&self.config, self.in_flight);
         let budget = self.budget();
         // Checked out ahead of the workers: twice their number. A deterministic crawl checks out
@@ -252,31 +257,6 @@ impl<S: CrawlDb> Watchdog<S> {
         // by half the workers' number at a time, not URL by URL (one transaction each).
         let chunk = (config.concurrency / 2).max(1);
         if !config.deterministic && in_flight >= config.concurrency && n < chunk && n < budget {
-            return Ok(());
-        }
-        // A crawl shared with other workers: the page budget is the whole crawl's, read now
-        // (its pages fetched and in flight, every worker's). Once they are as many, this
-        // worker takes no more (unless some in flight fail), and stops once they are fetched.
-        let n = match (config.max_pages, config.shared.is_some()) {
-            (Some(m), true) => {
-                let (done, flying) = blocking(&mut self.store, |s| match s.shared() {
-                    Some(d) => d.pages_taken(),
-                    None => Ok((0, 0)),
-                })
-                .await?;
-                let done = u64::try_from(done).unwrap_or(0);
-                self.crawl_fetched = self.crawl_fetched.max(done);
-                let left = m.saturating_sub(done + u64::try_from(flying).unwrap_or(0));
-                let idle = in_flight == 0 && self.pending.is_empty() && self.recorder.idle();
-                if left == 0 && idle {
-                    // Nothing of its own out: other workers' pages in flight, waited for.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                n.min(usize::try_from(left).unwrap_or(usize::MAX))
-            }
-            _ => n,
-        };
-        if n == 0 {
             return Ok(());
         }
         // In maintenance mode a share of the batch revisits pages fetched before.
@@ -319,7 +299,36 @@ impl<S: CrawlDb> Watchdog<S> {
         self.config.max_pages.map_or(usize::MAX, |m| {
             (m.saturating_sub(self.counted()) as usize)
                 .saturating_sub(self.in_flight + self.pending.len() + self.recorder.len())
+                .min(m.saturating_sub(self.crawl_taken) as usize)
         })
+    }
+
+    /// A crawl shared with other workers, given a page budget: reads the crawl's pages fetched
+    /// and in flight, every worker's (two cheap counts), for [`Self::budget`]. Once they are
+    /// as many as the budget, this worker takes no more (unless some in flight fail), and
+    /// stops once they are fetched; meanwhile, with nothing of its own out, it looks again
+    /// every 50 ms.
+    async fn count_crawl(&mut self) -> Result<(), CrawlError> {
+        let Some(m) = self
+            .config
+            .max_pages
+            .filter(|_| self.config.shared.is_some())
+        else {
+            return Ok(());
+        };
+        let (done, flying) = blocking(&mut self.store, |s| match s.shared() {
+            Some(d) => d.pages_taken(),
+            None => Ok((0, 0)),
+        })
+        .await?;
+        let done = u64::try_from(done).unwrap_or(0);
+        self.crawl_fetched = self.crawl_fetched.max(done);
+        self.crawl_taken = done + u64::try_from(flying).unwrap_or(0);
+        let idle = self.in_flight == 0 && self.pending.is_empty() && self.recorder.idle();
+        if self.crawl_taken >= m && self.crawl_fetched < m && idle {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
     }
 
     /// Pages fetched as the page budget counts them: this process's crawl, or, when the crawl

@@ -88,6 +88,22 @@ pub fn candidates(n: usize, gap: f64) -> usize {
     }
 }
 
+/// How deep into the crawl's frontier (every worker's URLs, in frontier order) a checkout of
+/// `n` with a politeness `gap` may reach when `workers` workers are live: as deep as one
+/// process with all their look-aheads would read ([`candidates`] of `n`, times `workers`).
+/// Past it a worker takes nothing, even when the head's hosts are busy with other workers: it
+/// waits for the head, as one process's fetch slots wait for their hosts. (Candidates taken
+/// among only the hosts a worker may have sent 3 of 4 workers ever deeper, to far poorer hosts:
+/// FOLDOC networking at a 1 s gap, harvest .203 at 1000 pages against one process's .474.)
+/// With no gap, the frontier order: `n`.
+pub fn reach(n: usize, gap: f64, workers: usize) -> usize {
+    if gap > 0.0 {
+        candidates(n, gap).saturating_mul(workers.max(1))
+    } else {
+        n
+    }
+}
+
 #[cfg(test)]
 #[path = "claim_tests.rs"]
 mod tests;

@@ -69,3 +69,15 @@ fn the_candidates_read_grow_with_a_gap_only() {
     assert_eq!(candidates(8, 0.0), 8);
     assert!(candidates(8, 1.0) >= 32);
 }
+
+#[test]
+fn a_checkout_reaches_as_deep_as_one_process_with_every_workers_look_ahead() {
+    assert_eq!(reach(8, 0.0, 4), 8, "no gap: the frontier order");
+    assert_eq!(reach(8, 1.0, 1), candidates(8, 1.0));
+    assert_eq!(reach(8, 1.0, 4), 4 * candidates(8, 1.0));
+    assert_eq!(
+        reach(8, 1.0, 0),
+        candidates(8, 1.0),
+        "the asking worker is live"
+    );
+}

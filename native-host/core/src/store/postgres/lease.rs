@@ -158,7 +158,8 @@ fn back_to_frontier(
 /// Checks out for `worker` up to `n` frontier URLs among the hosts it holds or may take
 /// (claimed as met: free, lapsed, or another live worker's whose slot has come, with nothing
 /// in flight when there is a `gap`), marking them in flight: with a politeness `gap`, URLs of
-/// hosts ready now first ([`claim::ready_first`]), else in frontier order.
+/// hosts ready now first ([`claim::ready_first`]) among the crawl's head ([`head`]), else in
+/// frontier order.
 pub(super) fn checkout(
     c: &mut Conn,
     worker: &str,
@@ -173,28 +174,30 @@ pub(super) fn checkout(
         expire(&mut tx, at)?;
     }
     let gap = gap.as_secs_f64();
-    let picked = tx.query(
-        &format!(
-            "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner,
-               s.ready_at, {LIVE_HOLDER}
-             FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0 AND {MAY_HAVE}
-             ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3
-             FOR UPDATE OF d SKIP LOCKED"
-        ),
-        &[
-            &worker,
-            &at,
-            &limit(claim::candidates(n, gap)),
-            &(gap <= 0.0),
-        ],
-    )?;
+    let picked = if gap > 0.0 {
+        head(&mut tx, worker, at, (n, gap))?
+    } else {
+        tx.query(
+            &format!(
+                "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner,
+                   s.ready_at, {LIVE_HOLDER}
+                 FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0 AND {MAY_HAVE}
+                 ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3
+                 FOR UPDATE OF d SKIP LOCKED"
+            ),
+            &[&worker, &at, &limit(n), &true],
+        )?
+    };
     let candidates: Vec<claim::Candidate> = (picked.iter())
         .map(|r| claim::Candidate {
             sid: r.get(5),
             ready_at: r.get(7),
         })
         .collect();
-    let taken = claim::ready_first(&candidates, n, at, gap);
+    let mut taken = claim::ready_first(&candidates, n, at, gap);
+    if gap > 0.0 {
+        taken.picks = lock_picks(&mut tx, &picked, &taken.picks)?;
+    }
     let mut claimed = Vec::new();
     let mut seen = HashSet::new();
     let mut work = Vec::with_capacity(taken.picks.len());
@@ -216,6 +219,56 @@ pub(super) fn checkout(
     claim(&mut tx, (worker, at), &claimed, (&oids, &taken.ready_at))?;
     tx.commit()?;
     Ok(work)
+}
+
+/// With a politeness gap: the URLs `worker` may take among the crawl's head at `at` — the
+/// first pending URLs of every host in frontier order, as deep as [`claim::reach`] for the
+/// live workers — read without locks (the claim lock keeps other checkouts out; the picks are
+/// locked after, [`lock_picks`]).
+fn head(
+    tx: &mut Transaction<'_>,
+    worker: &str,
+    at: f64,
+    (n, gap): (usize, f64),
+) -> Result<Vec<postgres::Row>> {
+    let live: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM worker WHERE lease_until >= $1",
+            &[&at],
+        )?
+        .get(0);
+    let reach = claim::reach(n, gap, usize::try_from(live).unwrap_or(1));
+    let rows = tx.query(
+        &format!(
+            "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner,
+               s.ready_at, {LIVE_HOLDER}, {MAY_HAVE}
+             FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0
+             ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3"
+        ),
+        &[&worker, &at, &limit(reach), &false],
+    )?;
+    Ok(rows.into_iter().filter(|r| r.get::<_, bool>(9)).collect())
+}
+
+/// Locks the rows of `picks` (indexes into `rows`) still in the frontier, skipping any a
+/// record holds; returns the picks locked, in their order.
+fn lock_picks(
+    tx: &mut Transaction<'_>,
+    rows: &[postgres::Row],
+    picks: &[usize],
+) -> Result<Vec<usize>> {
+    let oids: Vec<i64> = picks.iter().map(|i| rows[*i].get(0)).collect();
+    let locked: HashSet<i64> = (tx.query(
+        "SELECT oid FROM doc WHERE oid = ANY($1) AND status = 0 ORDER BY url
+         FOR UPDATE SKIP LOCKED",
+        &[&oids],
+    )?)
+    .iter()
+    .map(|r| r.get(0))
+    .collect();
+    Ok((picks.iter().copied())
+        .filter(|i| locked.contains(&rows[*i].get::<_, i64>(0)))
+        .collect())
 }
 
 /// Claims up to `n` hosts with frontier URLs that `worker` may take (with politeness `gap`, as
@@ -411,6 +464,40 @@ mod tests {
         };
         assert!((88..=90).contains(&ahead("a.test")), "{}", ahead("a.test"));
         assert!((28..=30).contains(&ahead("b.test")), "{}", ahead("b.test"));
+    }
+
+    /// `ahead` URLs of a.test, then b.test's, with a 30 s politeness gap; w1 has a.test/0 in
+    /// flight. What w2 checks out.
+    fn behind_a_busy_head(server: &str, ahead: usize) -> Vec<String> {
+        let db = TestDb::create(server, &format!("reach-{ahead}"));
+        let mut store = PgStore::open(db.url()).unwrap();
+        let mut seeds: Vec<_> = (0..ahead)
+            .map(|i| {
+                let u = format!("http://a.test/{i}");
+                crate::store::contract::url(&u, 0.9 - i as f64 * 1e-3, None, None)
+            })
+            .collect();
+        seeds.push(crate::store::contract::url(
+            "http://b.test/",
+            0.1,
+            None,
+            None,
+        ));
+        store.add_seeds(&seeds).unwrap();
+        store.set_politeness(Duration::from_secs(30));
+        assert_eq!(urls(&mut store, "w1", 1), ["http://a.test/0"]);
+        urls(&mut store, "w2", 1)
+    }
+
+    #[test]
+    fn with_a_gap_a_worker_waits_for_a_busy_head_rather_than_reach_far_past_it() {
+        let Some(server) = testing::server() else {
+            return;
+        };
+        // Two workers checking out 1 reach (4 + 16) x 2 = 40 URLs into the frontier: with 60
+        // of a.test (busy with w1) ahead, b.test is too far down for w2; with 10, it is not.
+        assert_eq!(behind_a_busy_head(&server, 60), Vec::<String>::new());
+        assert_eq!(behind_a_busy_head(&server, 10), ["http://b.test/"]);
     }
 
     #[test]
