@@ -136,7 +136,7 @@ fn join(
     runtime()?.block_on(async move {
         let (reason, p) = rounds(store, &locator, classifier, config, |_| {}).await?;
         eprintln!(
-            "stopped: {reason:?}; worker {name}; crawl fetched {} pages; frontier {}",
+            "stopped: {reason:?}; worker {name} fetched {} pages of the crawl; frontier {}",
             p.fetched, p.frontier
         );
         anyhow::Ok(())

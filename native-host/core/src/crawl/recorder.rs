@@ -38,6 +38,8 @@ struct Queue {
     hold: bool,
     /// Outcomes in the record under way.
     in_record: usize,
+    /// URLs being checked out for the workers (taken from `want`, not yet in `ahead`).
+    taking: usize,
     /// Records done, with their outcomes' number, for the loop to catch up with.
     landed: Vec<(usize, Result<Recorded, StoreError>)>,
     /// Work checked out for the workers, for the loop to dispatch.
@@ -104,14 +106,16 @@ impl<S: CrawlDb> Recorder<S> {
     }
 
     /// Hands `outcomes` to the writer (recorded by the chain under way, or the next one),
-    /// and asks for `want` more URLs for the workers before its next record, within `cap`.
+    /// and asks for `want` more URLs for the workers before its next record, within `cap`;
+    /// `None` withdraws what was asked before (the crawl is stopping, or its budget is spent:
+    /// nothing more is checked out).
     pub(super) fn hand(&self, outcomes: Vec<Outcome>, want: Option<(String, usize)>, cap: usize) {
         let mut q = self.chain.lock();
         q.outcomes.extend(outcomes);
-        if let Some((w, n)) = want {
+        q.want = want.map(|(w, n)| {
             let had = q.want.take().map_or(0, |(_, k)| k);
-            q.want = Some((w, (had + n).min(cap)));
-        }
+            (w, (had + n).min(cap))
+        });
     }
 
     /// Asks the chain under way to end after its record (the loop wants the store).
@@ -151,6 +155,7 @@ impl<S: CrawlDb> Recorder<S> {
             + q.in_record
             + q.landed.iter().map(|(n, _)| n).sum::<usize>()
             + q.want.as_ref().map_or(0, |(_, n)| *n)
+            + q.taking
             + ahead
     }
 
@@ -219,13 +224,19 @@ fn run<S: CrawlDb>(mut store: S, chain: &Chain, mut between: Option<tracing::Spa
             first = false;
             let batch = std::mem::take(&mut q.outcomes);
             q.in_record = batch.len();
-            (batch, q.want.take())
+            let want = q.want.take().filter(|(_, n)| *n > 0);
+            // Counted by `len` (the page budget) until the work is in `ahead`.
+            q.taking = want.as_ref().map_or(0, |(_, n)| *n);
+            (batch, want)
         };
-        if let Some((w, n)) = want.filter(|(_, n)| *n > 0) {
+        if let Some((w, n)) = want {
             let span = tracing::debug_span!(parent: None, "loop.top_up", n);
             let work = span.in_scope(|| store.checkout(&w, n, store::LEASE));
             drop(span);
-            chain.lock().ahead.push(work);
+            let mut q = chain.lock();
+            q.taking = 0;
+            q.ahead.push(work);
+            drop(q);
             chain.wake.notify_one();
         }
         drop(between.take());
@@ -243,5 +254,25 @@ fn run<S: CrawlDb>(mut store: S, chain: &Chain, mut between: Option<tracing::Spa
         if failed {
             return (store, between);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Recorder;
+    use crate::store::Store;
+
+    #[test]
+    fn urls_asked_for_add_up_within_the_cap_and_a_none_withdraws_them() {
+        let r = Recorder::<Store>::default();
+        r.hand(Vec::new(), Some(("w".into(), 5)), 8);
+        assert_eq!(r.len(), 5, "asked for 5");
+        r.hand(Vec::new(), Some(("w".into(), 5)), 8);
+        assert_eq!(r.len(), 8, "5 + 5 within the cap of 8");
+        // The crawl is stopping or its budget is spent: nothing more may be checked out
+        // (session 20's review: the old `hand` kept the earlier ask, and the writer checked
+        // it out after a stop).
+        r.hand(Vec::new(), None, 8);
+        assert_eq!(r.len(), 0, "the ask is withdrawn");
     }
 }
