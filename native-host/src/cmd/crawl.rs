@@ -487,14 +487,13 @@ fn config_of(
         delay: secs(delay.max(0.0)),
         fetch: FetchConfig {
             proxy,
-            total_timeout: secs(a.timeout.clamp(0.1, 3600.0)),
-            connect_timeout: secs(a.timeout.clamp(0.1, 10.0)),
             reach: forager::address::Reach {
                 allow_private: a.allow_private,
                 ..Default::default()
             },
             ..FetchConfig::default()
-        },
+        }
+        .with_timeout(a.timeout),
         fetch_log: a.fetch_log.clone(),
         warc: a.warc.as_deref().map(|p| forager::warc::WarcConfig {
             prefix: forager::warc::prefix_of(p),

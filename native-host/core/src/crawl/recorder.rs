@@ -1,9 +1,7 @@
-//! The record step off the crawl loop (#27): a chain of records on the blocking pool. The loop
-//! hands the writer its outcomes as they come; when a record ends, the writer checks out the
-//! URLs the loop asked for (the workers' top-up) and records what was handed over meanwhile,
-//! without waiting for the loop, until too little is waiting, the loop wants the store back,
-//! or a record fails. The loop reads what each record made of its batch as it lands.
-
+//! The record step off the crawl loop (#27): a record on the blocking pool. The loop hands
+//! the writer its outcomes as they come; the writer checks out the URLs the loop asked for
+//! (the workers' top-up), then records what was handed over. The loop reads what the record
+//! made of its batch as it lands, and takes the store back after each record.
 use super::CrawlError;
 use crate::store::{self, CrawlDb, Outcome, Recorded, StoreError, Work};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,13 +16,6 @@ use tokio::task::{JoinError, JoinHandle};
 /// links behind the text's: tests/crawl.rs `template_links_wait_behind_links_in_the_text`.)
 pub(super) const BATCH: usize = 64;
 
-/// Outcomes waiting at the end of a record that would keep the chain going: none do, a chain
-/// records one batch and the loop takes the store back. (Session 20: with `BATCH / 2`, a
-/// loaded machine's chains ran on while the workers' top-ups read a frontier the apprentice's
-/// re-score had not reached yet; the planted web's 400-page crawl, 8 at once, load 8-15:
-/// harvest .41-.62 chained, .51-.58 one record a chain, .48-.60 before the chain.)
-const CHAIN_MIN: usize = usize::MAX;
-
 /// Longest a chain runs before the loop takes the store back (to renew its lease, write the
 /// re-score's changes, judge again, distill).
 pub(super) const CHAIN_SPAN: Duration = Duration::from_millis(250);
@@ -37,8 +28,6 @@ struct Queue {
     outcomes: Vec<Outcome>,
     /// URLs to check out for the workers before the next record: (worker, how many).
     want: Option<(String, usize)>,
-    /// The loop wants the store back: the chain ends after the record under way.
-    hold: bool,
     /// Outcomes in the record under way.
     in_record: usize,
     /// URLs being checked out for the workers (taken from `want`, not yet in `ahead`).
@@ -98,7 +87,6 @@ impl<S: CrawlDb> Recorder<S> {
             let mut q = self.chain.lock();
             q.outcomes.extend(batch);
             q.want = want;
-            q.hold = false;
         }
         self.started = Instant::now();
         let chain = self.chain.clone();
@@ -119,11 +107,6 @@ impl<S: CrawlDb> Recorder<S> {
             let had = q.want.take().map_or(0, |(_, k)| k);
             (w, (had + n).min(cap))
         });
-    }
-
-    /// Asks the chain under way to end after its record (the loop wants the store).
-    pub(super) fn hold(&self) {
-        self.chain.lock().hold = true;
     }
 
     /// True while the store is with the writer (from `start` until it is taken back).
@@ -197,7 +180,6 @@ impl<S: CrawlDb> Recorder<S> {
     /// under way. What landed is read with [`Self::take_landed`]; outcomes not recorded stay
     /// handed over for the next chain. An error loses the store only when the job failed.
     pub(super) async fn land(&mut self) -> Option<Result<S, CrawlError>> {
-        self.hold();
         if let Some(job) = self.job.take() {
             self.ready = Some(job.await);
         }
@@ -211,53 +193,46 @@ impl<S: CrawlDb> Recorder<S> {
     }
 }
 
-/// The chain: records what is handed over until too little waits, the loop holds it, or a
-/// record fails.
-fn run<S: CrawlDb>(mut store: S, chain: &Chain, mut between: Option<tracing::Span>) -> Ended<S> {
-    let mut first = true;
-    loop {
-        let (batch, want) = {
-            let mut q = chain.lock();
-            let enough = q.outcomes.len() >= if first { 1 } else { CHAIN_MIN };
-            if !enough || (q.hold && !first) {
-                drop(q);
-                chain.wake.notify_one();
-                return (store, between);
-            }
-            first = false;
-            let batch = std::mem::take(&mut q.outcomes);
-            q.in_record = batch.len();
-            let want = q.want.take().filter(|(_, n)| *n > 0);
-            // Counted by `len` (the page budget) until the work is in `ahead`.
-            q.taking = want.as_ref().map_or(0, |(_, n)| *n);
-            (batch, want)
-        };
-        if let Some((w, n)) = want {
-            let span = tracing::debug_span!(parent: None, "loop.top_up", n);
-            let work = span.in_scope(|| store.checkout(&w, n, store::LEASE));
-            drop(span);
-            let mut q = chain.lock();
-            q.taking = 0;
-            q.ahead.push(work);
-            drop(q);
-            chain.wake.notify_one();
-        }
-        drop(between.take());
-        let span = tracing::debug_span!(parent: None, "loop.record", n = batch.len());
-        let r = span.in_scope(|| store.record(&batch));
+/// The record: the top-up asked for is checked out, then what was handed over is recorded.
+/// One batch a job: the loop takes the store back after each record. (Session 20: records
+/// chained while at least 32 outcomes waited let the workers' top-ups read a frontier the
+/// apprentice's re-score had not reached yet, on a loaded machine; the planted web's 400-page
+/// crawl, 4 at once, load 5-15: harvest .41-.62 chained, .51-.58 one record a job, .48-.60
+/// before the chain.)
+fn run<S: CrawlDb>(mut store: S, chain: &Chain, between: Option<tracing::Span>) -> Ended<S> {
+    let (batch, want) = {
+        let mut q = chain.lock();
+        let batch = std::mem::take(&mut q.outcomes);
+        q.in_record = batch.len();
+        let want = q.want.take().filter(|(_, n)| *n > 0);
+        // Counted by `len` (the page budget) until the work is in `ahead`.
+        q.taking = want.as_ref().map_or(0, |(_, n)| *n);
+        (batch, want)
+    };
+    if let Some((w, n)) = want {
+        let span = tracing::debug_span!(parent: None, "loop.top_up", n);
+        let work = span.in_scope(|| store.checkout(&w, n, store::LEASE));
         drop(span);
-        between = Some(tracing::debug_span!(parent: None, "loop.between_records"));
-        let failed = r.is_err();
-        {
-            let mut q = chain.lock();
-            q.in_record = 0;
-            q.landed.push((batch.len(), r));
-        }
+        let mut q = chain.lock();
+        q.taking = 0;
+        q.ahead.push(work);
+        drop(q);
         chain.wake.notify_one();
-        if failed {
-            return (store, between);
-        }
     }
+    drop(between);
+    let span = tracing::debug_span!(parent: None, "loop.record", n = batch.len());
+    let r = span.in_scope(|| store.record(&batch));
+    drop(span);
+    {
+        let mut q = chain.lock();
+        q.in_record = 0;
+        q.landed.push((batch.len(), r));
+    }
+    chain.wake.notify_one();
+    (
+        store,
+        Some(tracing::debug_span!(parent: None, "loop.between_records")),
+    )
 }
 
 #[cfg(test)]

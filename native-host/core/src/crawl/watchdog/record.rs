@@ -18,7 +18,7 @@ use tracing::{debug_span, Instrument};
 
 impl<S: CrawlDb> Watchdog<S> {
     /// Records the pending outcomes when enough have gathered, and catches up with what was
-    /// recorded: beside the loop in a chain of records (concurrent crawls), or a whole wave
+    /// recorded: beside the loop, one record a job (concurrent crawls), or a whole wave
     /// in line (deterministic ones).
     pub(in crate::crawl) async fn flush(&mut self) -> Result<(), CrawlError> {
         if self.config.deterministic {
@@ -26,9 +26,7 @@ impl<S: CrawlDb> Watchdog<S> {
         }
         self.absorb()?;
         if self.recorder.away() && !self.recorder.done() {
-            if self.needs_store() {
-                self.recorder.hold();
-            } else {
+            if !self.needs_store() {
                 self.hand_over().await;
             }
             return Ok(());
