@@ -56,6 +56,7 @@ class SearchView {
     this.lastLive = 0;
     this.input.addEventListener('input', () => {
       clearTimeout(this.timer);
+      this.select(-1);
       this.timer = setTimeout(() => { this.run().catch(() => {}); }, DEBOUNCE_MS);
     });
     this.input.addEventListener('keydown', (e) => this.key(e));
@@ -80,10 +81,15 @@ class SearchView {
     }
   }
 
-  /** The crawl fetched pages: the results are asked again, at most every few seconds. */
+  /**
+   * The crawl fetched pages: the results are asked again, at most every few seconds, but not while
+   * a result is selected: the list holds still under the user's arrows, so Enter opens the page
+   * they chose (a refresh could move it or push it off the list). Typing or Escape lets it follow
+   * again.
+   */
   live() {
     const now = Date.now();
-    if (!this.input.value.trim() || now - this.lastLive < LIVE_MS) return;
+    if (!this.input.value.trim() || this.active >= 0 || now - this.lastLive < LIVE_MS) return;
     this.lastLive = now;
     this.run().catch(() => {});
   }

@@ -94,6 +94,15 @@ test('(s1) during a crawl, typing in the side panel finds pages fetched since it
   const selected = await P().getAttribute('#search-results li[aria-selected="true"]', 'data-url');
   const first = await P().getAttribute('#search-results li:first-child', 'data-url');
   assert.equal(selected, first);
+  // While a result is selected the list holds still as pages come in, so Enter opens what was chosen.
+  const listed = () => P().$$eval('#search-results li', (lis) => lis.map((li) => li.getAttribute('data-url')));
+  const held = await listed();
+  const since = (await state()).crawl?.fetched;
+  await waitFor('more pages fetched while a result is selected', async () =>
+    (await state()).crawl?.state !== 'running' || (await state()).crawl?.fetched > since + 10, 60_000);
+  await P().waitForTimeout(2500);
+  assert.deepEqual(await listed(), held, 'the list held still under the selection');
+  assert.equal(await P().getAttribute('#search-results li[aria-selected="true"]', 'data-url'), selected);
   const opened = S().ctx.waitForEvent('page', { timeout: 10_000 });
   await P().keyboard.press('Enter');
   const tab = await opened;
