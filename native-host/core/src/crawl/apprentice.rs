@@ -137,16 +137,19 @@ impl Learning {
             }
             for l in &o.links {
                 let Some(f) = &l.features else { continue };
-                let soft = o.relevance * l.weight;
+                let base = policy::Inherited {
+                    relevance: o.relevance,
+                    weight: l.weight,
+                };
                 let hash = fnv64(&l.url);
                 if !trained {
                     // Kept until the first retrain scores it.
-                    self.leads.offer(hash, &l.url, f, soft, f64::INFINITY);
+                    self.leads.offer(hash, &l.url, f, base, f64::INFINITY);
                     continue;
                 }
-                let apprentice = self.learner.blend(f, soft);
-                self.board.offer(hash, soft, apprentice);
-                self.leads.offer(hash, &l.url, f, soft, apprentice);
+                let apprentice = policy::guided(&self.learner, f, base);
+                self.board.offer(hash, base.soft(), apprentice);
+                self.leads.offer(hash, &l.url, f, base, apprentice);
             }
         }
     }
@@ -241,9 +244,9 @@ impl Learning {
         self.guide == Guide::WhenBetter
     }
 
-    /// The frontier's candidates scored again by `score` (the retrained apprentice's blend),
+    /// The frontier's candidates scored again by `score` (the retrained apprentice's priority),
     /// before the critic's exploration is planned.
-    pub(super) fn rank(&mut self, score: impl Fn(&[u32], f64) -> f64) {
+    pub(super) fn rank(&mut self, score: impl Fn(&[u32], policy::Inherited) -> f64) {
         self.leads.rescore(score);
     }
 

@@ -8,7 +8,8 @@
 //! - hard focus: the same scores, but only pages whose best leaf is under a good topic are
 //!   expanded;
 //! - with a trained apprentice that guides (soft or hard), the apprentice's Pr[high | link
-//!   features] blended with that score by its measured trust; whether it guides is the
+//!   features] blended with R(parent) by its measured trust, times the link's weight
+//!   ([`guided`]: the template weight holds for its evidence too); whether it guides is the
 //!   critic's decision ([`critic`]);
 //! - breadth first: −(depth + 1); unfocused: 0; naive best-first: the parent's cosine to the
 //!   good topics' examples; SharkSearch: anchor, context and a decaying inherited score.
@@ -35,8 +36,8 @@ pub mod leads;
 pub mod rules;
 pub mod value;
 pub use rules::{
-    combine, high, instance, retry_or_give_up, trained_apprentice, Instance, BOOST, HIGH_RELEVANCE,
-    MAX_TRIES,
+    combine, guided, high, instance, retry_or_give_up, trained_apprentice, Inherited, Instance,
+    BOOST, HIGH_RELEVANCE, MAX_TRIES,
 };
 
 /// The page whose links are scored: where it sits in the crawl and what it says.
@@ -130,8 +131,12 @@ pub fn score_links(
         });
         let critic = apprentice.as_ref().map(|(_, a, _)| *a);
         let base = link_score(cfg, parent, &l, verdict, classifier, page_sim);
+        let inherited = Inherited {
+            relevance: verdict.relevance,
+            weight: link_weight(cfg, &l),
+        };
         let score = match (critic, &features) {
-            (Some(a), Some(f)) if focused(cfg.mode) && a.is_trained() => a.blend(f, base),
+            (Some(a), Some(f)) if focused(cfg.mode) && a.is_trained() => guided(a, f, inherited),
             _ => base,
         };
         out.links.push(NewUrl {

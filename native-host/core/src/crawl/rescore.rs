@@ -3,7 +3,7 @@
 //! ([`super::policy::rules`]) decides every score, and the store writes them back. Runs on the
 //! blocking pool (it classifies and reads the whole crawl).
 
-use super::policy::rules::{apprentice_rescored, rescored, ParentVerdict};
+use super::policy::rules::{apprentice_rescored, rescored, Inherited, ParentVerdict};
 use super::{policy, Judge, Mode};
 use crate::store::{CrawlDb, InLink, PageId, ScoreChange, StoreError, TextSample, Verdict, PAGE};
 use forager_classifier::Scratch;
@@ -79,11 +79,11 @@ pub(super) fn by_soft_focus(s: &mut impl CrawlDb, mode: Mode) -> Result<usize, S
 }
 
 /// Re-scores every frontier URL with features on its in-links by the retrained apprentice's
-/// `score(features, R(parent) × weight)` ([`apprentice_rescored`]), writing only the scores
-/// that changed; returns rows updated.
+/// `score(features, what soft focus knows of the link)` ([`apprentice_rescored`]), writing
+/// only the scores that changed; returns rows updated.
 pub(super) fn by_apprentice(
     s: &mut impl CrawlDb,
-    score: impl Fn(&[u32], f64) -> f64,
+    score: impl Fn(&[u32], Inherited) -> f64,
 ) -> Result<usize, StoreError> {
     Ok(rescan(&mut InLine(s), &score)?.written)
 }
@@ -138,7 +138,7 @@ impl<S: CrawlDb> Door for InLine<'_, S> {
 /// of changes at a time, so memory stays bounded).
 pub(super) fn rescan(
     door: &mut impl Door,
-    score: &impl Fn(&[u32], f64) -> f64,
+    score: &impl Fn(&[u32], Inherited) -> f64,
 ) -> Result<Scanned, StoreError> {
     let mut out = Scanned::default();
     let mut changes: Vec<ScoreChange> = Vec::new();
@@ -181,9 +181,12 @@ pub(super) fn rescan(
 
 /// A frontier URL's apprentice score from the links into it ([`apprentice_rescored`]), or
 /// `None` when none has features.
-fn apprentice_score(links: &[InLink], score: &impl Fn(&[u32], f64) -> f64) -> Option<f64> {
+fn apprentice_score(links: &[InLink], score: &impl Fn(&[u32], Inherited) -> f64) -> Option<f64> {
     let with_features = (links.iter()).filter_map(|l| {
-        let base = l.src_relevance.unwrap_or(0.0) * l.weight;
+        let base = Inherited {
+            relevance: l.src_relevance.unwrap_or(0.0),
+            weight: l.weight,
+        };
         Some((l.features.as_deref()?, base))
     });
     apprentice_rescored(with_features, score)
@@ -355,9 +358,17 @@ mod tests {
         }
     }
 
-    /// A scorer of features alone: feature f scores f / 10, plus a tenth of the base.
-    fn by_feature(f: &[u32], base: f64) -> f64 {
-        f64::from(f[0]) / 10.0 + base / 10.0
+    /// A scorer of features alone: feature f scores f / 10, plus a tenth of soft focus's score.
+    fn by_feature(f: &[u32], base: Inherited) -> f64 {
+        f64::from(f[0]) / 10.0 + base.soft() / 10.0
+    }
+
+    /// What soft focus knows of a link in the text of a page of relevance `r`.
+    fn text(relevance: f64) -> Inherited {
+        Inherited {
+            relevance,
+            weight: 1.0,
+        }
     }
 
     /// Every frontier URL's score, by row.
@@ -375,8 +386,8 @@ mod tests {
         // x: [1] from a (base 0.8); y: best of [2] from a (0.8) and [3] from b (0.3); z: none.
         assert_eq!(by_apprentice(&mut st, by_feature).unwrap(), 2);
         let got: Vec<f64> = scores(&st).iter().map(|s| s.1).collect();
-        let y = by_feature(&[2], 0.8).max(by_feature(&[3], 0.3));
-        assert_eq!(got, vec![by_feature(&[1], 0.8), y, 0.3]);
+        let y = by_feature(&[2], text(0.8)).max(by_feature(&[3], text(0.3)));
+        assert_eq!(got, vec![by_feature(&[1], text(0.8)), y, 0.3]);
         assert_eq!(
             by_apprentice(&mut st, by_feature).unwrap(),
             0,
@@ -389,7 +400,8 @@ mod tests {
     #[test]
     fn a_rescore_beside_the_loop_lands_what_the_one_in_line_writes() {
         let (mut inline, p) = featured("inline");
-        by_apprentice(&mut inline, |f, b| apprentice().blend(f, b)).unwrap();
+        let a = apprentice();
+        by_apprentice(&mut inline, |f, b| crate::crawl::policy::guided(&a, f, b)).unwrap();
         let want = scores(&inline);
         let (st, q) = featured("beside");
         let rt = tokio::runtime::Runtime::new().unwrap();

@@ -516,7 +516,7 @@ fn train(
     let (n, how) = (t.read, if t.incremental { "new" } else { "(all)" });
     remember(side(door)?, t, version)?;
     let rescored = if matches!(mode, Mode::Soft | Mode::Hard) {
-        rescore::by_apprentice(door, |f, base| ap.blend(f, base))?
+        rescore::by_apprentice(door, |f, base| policy::guided(&ap, f, base))?
     } else {
         0
     };

@@ -12,6 +12,7 @@
 //! retrain cost the default crawl about 20% of its wall time.
 
 use super::explore::Ranked;
+use super::rules::Inherited;
 use std::collections::HashMap;
 
 /// URLs kept per ranker: the best this many by soft focus and by the apprentice (the retrain
@@ -26,9 +27,9 @@ struct Lead {
     soft: f64,
     /// The apprentice's best score of a link into it, as last scored.
     apprentice: f64,
-    /// That link's features and soft score.
+    /// That link's features and what soft focus knows of it.
     features: Vec<u32>,
-    base: f64,
+    base: Inherited,
 }
 
 /// The candidate URLs by their 64-bit URL hash, bounded.
@@ -55,13 +56,21 @@ impl Leads {
         Self::default()
     }
 
-    /// A link into the URL `url` (hashed `hash`) with `features`, scored `soft` by soft focus
-    /// and `apprentice` by the apprentice now.
-    pub fn offer(&mut self, hash: u64, url: &str, features: &[u32], soft: f64, apprentice: f64) {
+    /// A link into the URL `url` (hashed `hash`) with `features`, scored `base.soft()` by soft
+    /// focus and `apprentice` by the apprentice now.
+    pub fn offer(
+        &mut self,
+        hash: u64,
+        url: &str,
+        features: &[u32],
+        base: Inherited,
+        apprentice: f64,
+    ) {
+        let soft = base.soft();
         if let Some(l) = self.pool.get_mut(&hash) {
             l.soft = l.soft.max(soft);
             if apprentice > l.apprentice {
-                (l.apprentice, l.base) = (apprentice, soft);
+                (l.apprentice, l.base) = (apprentice, base);
                 l.features.clear();
                 l.features.extend_from_slice(features);
             }
@@ -75,7 +84,7 @@ impl Leads {
             soft,
             apprentice,
             features: features.to_vec(),
-            base: soft,
+            base,
         };
         self.pool.insert(hash, lead);
         if self.pool.len() > 4 * CAP {
@@ -109,7 +118,7 @@ impl Leads {
 
     /// The apprentice's scores made again by `score(features, soft score of the link)` (the
     /// retrained apprentice's blend); the pool is then trimmed on the new scores.
-    pub fn rescore(&mut self, score: impl Fn(&[u32], f64) -> f64) {
+    pub fn rescore(&mut self, score: impl Fn(&[u32], Inherited) -> f64) {
         for l in self.pool.values_mut() {
             l.apprentice = score(&l.features, l.base);
         }

@@ -1,12 +1,26 @@
 use super::*;
 
+/// What soft focus knows of a link in the text of a page of relevance `r`.
+fn text(relevance: f64) -> Inherited {
+    Inherited {
+        relevance,
+        weight: 1.0,
+    }
+}
+
 /// `n` URLs: soft focus ranks them by number (0 best), the apprentice in reverse; URL `i`'s
 /// link has feature `i`.
 fn offered(n: u64) -> Leads {
     let mut l = Leads::new();
     for i in 0..n {
         let x = i as f64 / n as f64;
-        l.offer(i, &format!("http://u{i}.test/"), &[i as u32], 1.0 - x, x);
+        l.offer(
+            i,
+            &format!("http://u{i}.test/"),
+            &[i as u32],
+            text(1.0 - x),
+            x,
+        );
     }
     l
 }
@@ -34,7 +48,7 @@ fn the_pool_stays_bounded_and_keeps_each_rankers_best() {
     assert_eq!(l.url(3), None, "a fetched URL leaves");
     // A URL in neither ranker's best is not even admitted once the pool has trimmed.
     let mut l = offered(n);
-    l.offer(n + 1, "http://late.test/", &[0], 0.5, 0.5);
+    l.offer(n + 1, "http://late.test/", &[0], text(0.5), 0.5);
     assert_eq!(l.url(n + 1), None);
 }
 
@@ -42,12 +56,12 @@ fn the_pool_stays_bounded_and_keeps_each_rankers_best() {
 fn the_retrained_apprentice_scores_each_url_by_its_best_links_features() {
     let mut l = Leads::new();
     // Two links into one URL: the second scored better by the apprentice of the time.
-    l.offer(1, "http://a.test/", &[7], 0.2, 0.1);
-    l.offer(1, "http://a.test/", &[8], 0.1, 0.3);
-    l.offer(2, "http://b.test/", &[7], 0.4, 0.2);
+    l.offer(1, "http://a.test/", &[7], text(0.2), 0.1);
+    l.offer(1, "http://a.test/", &[8], text(0.1), 0.3);
+    l.offer(2, "http://b.test/", &[7], text(0.4), 0.2);
     // The retrained apprentice: feature 8 is worth 0.9, 7 is worth 0.05, blended half and
     // half with the link's soft score.
-    l.rescore(|f, base| 0.5 * if f[0] == 8 { 0.9 } else { 0.05 } + 0.5 * base);
+    l.rescore(|f, base| 0.5 * if f[0] == 8 { 0.9 } else { 0.05 } + 0.5 * base.soft());
     let ranked = l.ranked();
     let get = |id: u64| *ranked.iter().find(|r| r.id == id).unwrap();
     assert_eq!(get(1).soft, 0.2, "soft focus keeps its best link");

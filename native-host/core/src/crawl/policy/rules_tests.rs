@@ -78,8 +78,12 @@ fn rescoring_leaves_boosts_orphans_and_other_orders_alone() {
 
 #[test]
 fn the_apprentice_rescores_with_its_best_link() {
-    let links: [(&[u32], f64); 3] = [(&[1], 0.5), (&[1, 2, 3], 0.0), (&[1, 2], 0.2)];
-    let p = |f: &[u32], base: f64| f.len() as f64 / 10.0 + base;
+    let b = |relevance| Inherited {
+        relevance,
+        weight: 1.0,
+    };
+    let links: [(&[u32], Inherited); 3] = [(&[1], b(0.5)), (&[1, 2, 3], b(0.0)), (&[1, 2], b(0.2))];
+    let p = |f: &[u32], base: Inherited| f.len() as f64 / 10.0 + base.soft();
     assert_eq!(apprentice_rescored(links, p), Some(0.6));
     assert_eq!(apprentice_rescored(std::iter::empty(), p), None);
 }
@@ -102,4 +106,41 @@ fn the_apprentice_learns_high_and_low_from_target_relevance() {
     assert!(ap.is_trained());
     assert!(ap.p_high(&[1, 2]) > 0.5, "{}", ap.p_high(&[1, 2]));
     assert!(ap.p_high(&[3, 4]) < 0.5, "{}", ap.p_high(&[3, 4]));
+}
+
+/// An apprentice whose evidence says feature 1's links lead to relevant pages (Pr(high) > .9).
+fn keen_on_feature_1() -> Apprentice {
+    let mut a = Apprentice::new();
+    for _ in 0..50 {
+        a.add(&[1], true);
+        a.add(&[2], false);
+    }
+    a.set_trust(0.8);
+    a
+}
+
+#[test]
+fn the_template_weight_holds_for_the_apprentice_as_for_the_parent() {
+    let a = keen_on_feature_1();
+    let text = Inherited {
+        relevance: 0.2,
+        weight: 1.0,
+    };
+    let template = Inherited {
+        relevance: 0.9,
+        weight: 0.1,
+    };
+    assert!((text.soft() - 0.2).abs() < 1e-12 && (template.soft() - 0.09).abs() < 1e-12);
+    // A link in the text: the blend, as before.
+    assert_eq!(guided(&a, &[1], text), a.blend(&[1], 0.2));
+    // A template link passes on the template weight's share of the blend with R(parent)...
+    let t = guided(&a, &[1], template);
+    assert!((t - 0.1 * a.blend(&[1], 0.9)).abs() < 1e-12);
+    // ...so however keen the apprentice, it does not rank above a text link it finds poor.
+    assert!(a.p_high(&[1]) > 0.9 && a.p_high(&[2]) < 0.1);
+    assert!(t < guided(&a, &[2], text), "{t}");
+    // An unmeasured apprentice (trust 1) and no apprentice's evidence at all (trust 0).
+    let mut b = keen_on_feature_1();
+    b.set_trust(0.0);
+    assert!((guided(&b, &[1], template) - template.soft()).abs() < 1e-12);
 }

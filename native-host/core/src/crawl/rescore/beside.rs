@@ -8,6 +8,7 @@
 //! share of one core however large the frontier grows. Deterministic crawls re-score in line.
 
 use super::{rescan, Door, Scanned};
+use crate::crawl::policy::guided;
 use crate::crawl::{blocking, CrawlError};
 use crate::store::{CrawlDb, InLink, InLinkReader, PageId, ScoreChange, StoreError};
 use forager_classifier::apprentice::Apprentice;
@@ -99,7 +100,7 @@ impl Beside {
                     Some(r) => self.job = Some(start(r, a)),
                     None => {
                         let scanned = blocking(store, move |s| {
-                            let score = |f: &[u32], b: f64| a.score.blend(f, b);
+                            let score = |f: &[u32], b| guided(&a.score, f, b);
                             rescan(&mut super::InLine(s), &score)
                         })
                         .await?;
@@ -158,7 +159,7 @@ fn start(reader: Box<dyn InLinkReader>, a: Asked) -> Job {
             tx,
             stop: flag,
         };
-        let score = |f: &[u32], b: f64| a.score.blend(f, b);
+        let score = |f: &[u32], b| guided(&a.score, f, b);
         let r = rescan(&mut door, &score);
         (door.reader, r)
     });

@@ -4,6 +4,7 @@
 //! distiller runs on the crawl graph.
 
 use super::super::apprentice::{Exploration, Learning, Step};
+use super::super::policy::guided;
 use super::super::{apply_distillation, blocking, rescore, CrawlError, CrawlEvent, Mode};
 use super::Watchdog;
 use crate::store::{self, CrawlDb};
@@ -69,7 +70,7 @@ impl<S: CrawlDb> Watchdog<S> {
         // [`Self::explore`]).
         let plan = explores.then(|| {
             let l = self.learning.as_mut()?;
-            l.rank(|f, base| ranker.blend(f, base));
+            l.rank(|f, base| guided(&ranker, f, base));
             Some(l.plan())
         });
         Some(Retrain {
@@ -99,7 +100,7 @@ impl<S: CrawlDb> Watchdog<S> {
                 let a = ranker.clone();
                 blocking(&mut self.store, move |s| {
                     if guides {
-                        rescore::by_apprentice(s, |f, base| a.blend(f, base))
+                        rescore::by_apprentice(s, |f, base| guided(&a, f, base))
                     } else {
                         rescore::by_soft_focus(s, mode)
                     }
