@@ -71,28 +71,13 @@ fn the_candidates_read_grow_with_a_gap_only() {
 }
 
 #[test]
-fn the_band_floor_is_read_one_look_ahead_deep_with_a_gap_only() {
-    assert_eq!(band_depth(8, 0.0), None, "no gap: the frontier order");
-    assert_eq!(band_depth(8, 1.0), Some(candidates(8, 1.0)));
-    assert_eq!(band_depth(0, 1.0), Some(16));
-}
-
-#[test]
-fn the_band_holds_the_scores_at_least_the_floors_ties_included() {
-    let rank = |tries, score| Rank { tries, score };
-    let floor = Some(rank(0, 0.5));
-    assert!(within(rank(0, 0.9), floor));
-    assert!(
-        within(rank(0, 0.5), floor),
-        "a tie with the floor is within"
+fn a_checkout_reaches_as_deep_as_one_process_with_every_workers_look_ahead() {
+    assert_eq!(reach(8, 0.0, 4), 8, "no gap: the frontier order");
+    assert_eq!(reach(8, 1.0, 1), candidates(8, 1.0));
+    assert_eq!(reach(8, 1.0, 4), 4 * candidates(8, 1.0));
+    assert_eq!(
+        reach(8, 1.0, 0),
+        candidates(8, 1.0),
+        "the asking worker is live"
     );
-    assert!(!within(rank(0, 0.499), floor));
-    assert!(
-        within(rank(0, 0.1), None),
-        "a frontier shorter than the band"
-    );
-    // Tries come first in the frontier order: a retried URL ranks below any fresh one.
-    assert!(!within(rank(1, 0.9), floor));
-    assert!(within(rank(0, 0.0), Some(rank(1, 0.9))));
-    assert!(within(rank(1, 0.9), Some(rank(1, 0.9))));
 }

@@ -158,7 +158,7 @@ fn back_to_frontier(
 /// Checks out for `worker` up to `n` frontier URLs among the hosts it holds or may take
 /// (claimed as met: free, lapsed, or another live worker's whose slot has come, with nothing
 /// in flight when there is a `gap`), marking them in flight: with a politeness `gap`, URLs of
-/// hosts ready now first ([`claim::ready_first`]) among the crawl's band ([`head`]), else in
+/// hosts ready now first ([`claim::ready_first`]) among the crawl's head ([`head`]), else in
 /// frontier order.
 pub(super) fn checkout(
     c: &mut Conn,
@@ -221,57 +221,33 @@ pub(super) fn checkout(
     Ok(work)
 }
 
-/// With a politeness gap: the URLs `worker` may take at `at` within the crawl's band — pending
-/// URLs of every host ranked at least the frontier's rank [`claim::band_depth`] deep, ties
-/// included ([`claim::within`]) — the first [`claim::candidates`] of them in frontier order,
-/// read without locks (the claim lock keeps other checkouts out; the picks are locked after,
-/// [`lock_picks`]). Past the band nothing: a worker waits for a head busy on other workers'
-/// hosts rather than reach deeper.
+/// With a politeness gap: the URLs `worker` may take among the crawl's head at `at` — the
+/// first pending URLs of every host in frontier order, as deep as [`claim::reach`] for the
+/// live workers — read without locks (the claim lock keeps other checkouts out; the picks are
+/// locked after, [`lock_picks`]).
 fn head(
     tx: &mut Transaction<'_>,
     worker: &str,
     at: f64,
     (n, gap): (usize, f64),
 ) -> Result<Vec<postgres::Row>> {
-    let depth = claim::band_depth(n, gap).unwrap_or(1);
-    let floor = (tx.query_opt(
-        "SELECT num_tries, relevance FROM doc WHERE status = 0
-         ORDER BY num_tries ASC, relevance DESC, priority ASC, rnd OFFSET $1 LIMIT 1",
-        &[&limit(depth - 1)],
-    )?)
-    .map(|r| claim::Rank {
-        tries: r.get(0),
-        score: r.get(1),
-    });
-    // The floor as SQL, so a wide band (flat scores) is read only as far as needed; the
-    // rows are checked against the policy after.
-    let (tries, score) = floor.map_or((i64::MAX, f64::NEG_INFINITY), |f| (f.tries, f.score));
+    let live: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM worker WHERE lease_until >= $1",
+            &[&at],
+        )?
+        .get(0);
+    let reach = claim::reach(n, gap, usize::try_from(live).unwrap_or(1));
     let rows = tx.query(
         &format!(
             "SELECT d.oid, d.url, d.depth, d.relevance, d.num_tries, d.sid, s.lease_owner,
-               s.ready_at, {LIVE_HOLDER}
-             FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0 AND {MAY_HAVE}
-               AND (d.num_tries < $5 OR (d.num_tries = $5 AND d.relevance >= $6))
+               s.ready_at, {LIVE_HOLDER}, {MAY_HAVE}
+             FROM doc d JOIN server s ON s.sid = d.sid WHERE d.status = 0
              ORDER BY d.num_tries ASC, d.relevance DESC, d.priority ASC, d.rnd LIMIT $3"
         ),
-        &[
-            &worker,
-            &at,
-            &limit(claim::candidates(n, gap)),
-            &false,
-            &tries,
-            &score,
-        ],
+        &[&worker, &at, &limit(reach), &false],
     )?;
-    Ok((rows.into_iter())
-        .filter(|r| {
-            let rank = claim::Rank {
-                tries: r.get(4),
-                score: r.get(3),
-            };
-            claim::within(rank, floor)
-        })
-        .collect())
+    Ok(rows.into_iter().filter(|r| r.get::<_, bool>(9)).collect())
 }
 
 /// Locks the rows of `picks` (indexes into `rows`) still in the frontier, skipping any a
@@ -490,32 +466,26 @@ mod tests {
         assert!((28..=30).contains(&ahead("b.test")), "{}", ahead("b.test"));
     }
 
-    /// `ahead` URLs of a.test (scores from .9 down, or all `tie` when given), then b.test's
-    /// (score .1, or `tie`, last in frontier order either way), with a 30 s politeness gap;
-    /// w1 has an a.test URL in flight (a.test/0 unless tied). What w2 checks out.
-    fn behind_a_busy_head(server: &str, ahead: usize, tie: Option<f64>) -> Vec<String> {
+    /// `ahead` URLs of a.test, then b.test's, with a 30 s politeness gap; w1 has a.test/0 in
+    /// flight. What w2 checks out.
+    fn behind_a_busy_head(server: &str, ahead: usize) -> Vec<String> {
         let db = TestDb::create(server, &format!("reach-{ahead}"));
         let mut store = PgStore::open(db.url()).unwrap();
         let mut seeds: Vec<_> = (0..ahead)
             .map(|i| {
                 let u = format!("http://a.test/{i}");
-                let score = tie.unwrap_or(0.9 - i as f64 * 1e-3);
-                crate::store::contract::url(&u, score, None, None)
+                crate::store::contract::url(&u, 0.9 - i as f64 * 1e-3, None, None)
             })
             .collect();
         seeds.push(crate::store::contract::url(
             "http://b.test/",
-            tie.unwrap_or(0.1),
+            0.1,
             None,
             None,
         ));
         store.add_seeds(&seeds).unwrap();
-        let last = "WITH u AS (UPDATE doc SET priority = 1000 WHERE url = 'http://b.test/'
-                      RETURNING 1) SELECT count(*) FROM u";
-        assert_eq!(testing::number(db.url(), last), 1);
         store.set_politeness(Duration::from_secs(30));
-        let first = urls(&mut store, "w1", 1);
-        assert!(first[0].starts_with("http://a.test/"), "{first:?}");
+        assert_eq!(urls(&mut store, "w1", 1), ["http://a.test/0"]);
         urls(&mut store, "w2", 1)
     }
 
@@ -524,23 +494,10 @@ mod tests {
         let Some(server) = testing::server() else {
             return;
         };
-        // A checkout of 1 takes within the band whose floor is the frontier's rank 4 + 16 =
-        // 20 deep: with 59 pending URLs of a.test (busy with w1) ahead, b.test is below it;
-        // with 9, the frontier is shallower than the band and b.test is within.
-        assert_eq!(behind_a_busy_head(&server, 60, None), Vec::<String>::new());
-        assert_eq!(behind_a_busy_head(&server, 10, None), ["http://b.test/"]);
-    }
-
-    #[test]
-    fn with_a_gap_a_url_tied_with_the_band_floor_is_within_however_deep() {
-        let Some(server) = testing::server() else {
-            return;
-        };
-        // Flat scores: b.test is 60th in frontier order, yet tied with the floor.
-        assert_eq!(
-            behind_a_busy_head(&server, 60, Some(0.5)),
-            ["http://b.test/"]
-        );
+        // Two workers checking out 1 reach (4 + 16) x 2 = 40 URLs into the frontier: with 60
+        // of a.test (busy with w1) ahead, b.test is too far down for w2; with 10, it is not.
+        assert_eq!(behind_a_busy_head(&server, 60), Vec::<String>::new());
+        assert_eq!(behind_a_busy_head(&server, 10), ["http://b.test/"]);
     }
 
     #[test]
