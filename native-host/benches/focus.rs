@@ -16,6 +16,10 @@
 //! `forager` binary at PATH (to compare two builds in one run). `FOCUS_DELAY` (0) is the
 //! seconds between two requests to a host (the crawl's default is 1). Every run's line shows
 //! the machine's load (1-minute average) as it started and each side's harvest and seconds.
+//! `FOCUS_WALL` (60,120,300) lists wall times (seconds since a side's crawl was started) at
+//! which each side's truly relevant pages fetched so far are counted: at a politeness delay
+//! the sides fetch at different speeds, so equal pages and equal time tell different things
+//! (a count at a time past a crawl's end is its total, marked `*` in a run's line).
 
 mod common;
 use forager::evaluation::measure;
@@ -85,11 +89,53 @@ fn run(cmd: &mut Command) {
     );
 }
 
-/// The fetch log ((URL, R) in fetch order) of the crawl at `locator`.
-fn fetch_log(locator: &Locator) -> Vec<(String, f64)> {
-    (forager::store::open_read(locator).expect("open the crawl"))
-        .fetch_log()
-        .expect("its fetch log")
+/// What a crawl left: its fetch log ((URL, R) in fetch order) and when each fetched page was
+/// fetched ((URL, Unix time)).
+struct Crawled {
+    log: Vec<(String, f64)>,
+    times: Vec<(String, f64)>,
+}
+
+/// The fetch log and fetch times of the crawl at `locator`.
+fn fetch_log(locator: &Locator) -> Crawled {
+    let reader = forager::store::open_read(locator).expect("open the crawl");
+    let pages = reader.fetched_pages().expect("its fetched pages");
+    let times = (pages.into_iter())
+        .filter_map(|p| Some((p.url, p.fetched_at?)))
+        .collect();
+    Crawled {
+        log: reader.fetch_log().expect("its fetch log"),
+        times,
+    }
+}
+
+/// Unix time now.
+fn unix_now() -> f64 {
+    (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The wall times (seconds since a crawl's start) at which relevant pages are counted
+/// (`FOCUS_WALL`, default 60,120,300).
+fn wall_times() -> Vec<f64> {
+    (std::env::var("FOCUS_WALL").unwrap_or("60,120,300".into()))
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
+/// How many of `times` ((URL, Unix time fetched)) are truly relevant pages fetched within
+/// `secs` of `start`.
+fn relevant_by(
+    web: &MiniWeb,
+    task: &Task,
+    times: &[(String, f64)],
+    start: f64,
+    secs: f64,
+) -> usize {
+    (times.iter())
+        .filter(|(u, at)| *at - start <= secs && web.is_relevant(u, &task.good))
+        .count()
 }
 
 /// One `forager crawl` process on a SQLite file.
@@ -100,7 +146,7 @@ fn one_process(
     proxy: &str,
     (pages, concurrency): (usize, usize),
     tmp: &Path,
-) -> Vec<(String, f64)> {
+) -> Crawled {
     let db = tmp.join(format!("one-{}.db", task.name));
     for ext in ["", "-wal", "-shm", ".lock"] {
         let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
@@ -124,7 +170,7 @@ fn shared(
     task: &Task,
     proxy: &str,
     (pages, workers, concurrency): (usize, usize, usize),
-) -> Vec<(String, f64)> {
+) -> Crawled {
     let db = TestDb::create(server, &format!("focus_{}", task.name));
     let mut prep = forager(bin);
     crawl_args(&mut prep, model, task, proxy);
@@ -200,6 +246,17 @@ fn spread(xs: &[f64]) -> (String, f64) {
     (format!("{mean:.3} [{lo:.3}..{hi:.3}]"), mean)
 }
 
+/// "mean [min..max]" of counts.
+fn spread_counts(xs: &[f64]) -> String {
+    if xs.is_empty() {
+        return "-".into();
+    }
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{mean:.0} [{lo:.0}..{hi:.0}]")
+}
+
 /// How a side crawls.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum How {
@@ -266,9 +323,11 @@ fn sides() -> Vec<Side> {
     ]
 }
 
-/// What one task's runs gave: per side, harvest at each checkpoint, and seconds.
+/// What one task's runs gave: per side, harvest at each checkpoint, relevant pages at each
+/// wall time, and seconds.
 struct Tally {
     harvest: Vec<[Vec<f64>; 2]>,
+    wall: Vec<Vec<Vec<f64>>>,
     seconds: Vec<f64>,
 }
 
@@ -282,8 +341,8 @@ struct Plan<'a> {
     pages: usize,
 }
 
-/// Crawls `task` once as `side`; returns its fetch log.
-fn crawl(plan: &Plan<'_>, task: &Task, side: &Side) -> Vec<(String, f64)> {
+/// Crawls `task` once as `side`; returns its fetch log and times.
+fn crawl(plan: &Plan<'_>, task: &Task, side: &Side) -> Crawled {
     let bin = side.bin.as_deref();
     match side.how {
         How::One(n) => one_process(bin, plan.model, task, plan.proxy, (plan.pages, n), plan.tmp),
@@ -300,8 +359,10 @@ fn crawl(plan: &Plan<'_>, task: &Task, side: &Side) -> Vec<(String, f64)> {
 
 /// `runs` runs of `task`, every side in turn within each run; prints one line per run.
 fn run_task(plan: &Plan<'_>, task: &Task, sides: &[Side], runs: usize) -> Tally {
+    let walls = wall_times();
     let mut t = Tally {
         harvest: vec![Default::default(); sides.len()],
+        wall: vec![vec![Vec::new(); walls.len()]; sides.len()],
         seconds: vec![0.0; sides.len()],
     };
     for r in 0..runs {
@@ -312,17 +373,29 @@ fn run_task(plan: &Plan<'_>, task: &Task, sides: &[Side], runs: usize) -> Tally 
             common::load_average()
         );
         for (i, side) in sides.iter().enumerate() {
-            let start = Instant::now();
-            let log = crawl(plan, task, side);
+            let (start, unix_start) = (Instant::now(), unix_now());
+            let crawled = crawl(plan, task, side);
             let secs = start.elapsed().as_secs_f64();
             t.seconds[i] += secs;
+            let mut hs = Vec::new();
             for (k, n) in checkpoints(plan.pages).into_iter().enumerate() {
-                t.harvest[i][k].extend(harvest_at(plan.web, task, &log, plan.pages, n));
+                let h = harvest_at(plan.web, task, &crawled.log, plan.pages, n);
+                hs.push(h.map_or("-".into(), |h| format!("{h:.3}")));
+                t.harvest[i][k].extend(h);
             }
-            let h = t.harvest[i][0]
-                .last()
-                .map_or("-".into(), |h| format!("{h:.3}"));
-            line += &format!(" {} {h} in {secs:.1} s;", side.name());
+            let mut rel = Vec::new();
+            for (k, w) in walls.iter().enumerate() {
+                let r = relevant_by(plan.web, task, &crawled.times, unix_start, *w);
+                t.wall[i][k].push(r as f64);
+                rel.push(format!("{r}{}", if secs < *w { "*" } else { "" }));
+            }
+            line += &format!(
+                " {} {} in {secs:.1} s, relevant by {:?} s {};",
+                side.name(),
+                hs.join(" / "),
+                walls,
+                rel.join(" / ")
+            );
         }
         println!("{line}");
     }
@@ -345,6 +418,13 @@ fn print_task(name: &str, pages: usize, sides: &[Side], t: &Tally, runs: usize) 
             row += &format!(" {:<28}", format!("{s}{gap}"));
         }
         println!("{row}");
+    }
+    for (k, w) in wall_times().iter().enumerate() {
+        let mut row = format!("{name:<12} {:>5} ", format!("{w}s"));
+        for i in 0..sides.len() {
+            row += &format!(" {:<28}", spread_counts(&t.wall[i][k]));
+        }
+        println!("{row}  relevant pages by then");
     }
     let secs: Vec<String> = (t.seconds.iter())
         .map(|s| format!("{:.1}", s / runs as f64))
