@@ -16,7 +16,8 @@ use tokio::task::{JoinError, JoinHandle};
 /// links behind the text's: tests/crawl.rs `template_links_wait_behind_links_in_the_text`.)
 pub(super) const BATCH: usize = 64;
 
-/// Longest a chain runs before the loop takes the store back (to renew its lease, write the
+/// Longest a record job runs before the loop stops handing it outcomes (they wait for the
+/// next job) and takes the store back as soon as it lands (to renew its lease, write the
 /// re-score's changes, judge again, distill).
 pub(super) const CHAIN_SPAN: Duration = Duration::from_millis(250);
 
@@ -79,9 +80,8 @@ impl<S: CrawlDb> Default for Recorder<S> {
 }
 
 impl<S: CrawlDb> Recorder<S> {
-    /// Starts a chain with `store` on the blocking pool: the outcomes handed over before
-    /// (left when the loop took the store back) and `batch` are recorded first, after
-    /// checking out `want` URLs for the workers.
+    /// Starts a record job with `store` on the blocking pool: the outcomes handed over
+    /// before and `batch` are recorded, after checking out `want` URLs for the workers.
     pub(super) fn start(&mut self, store: S, batch: Vec<Outcome>, want: Option<(String, usize)>) {
         {
             let mut q = self.chain.lock();
@@ -96,7 +96,8 @@ impl<S: CrawlDb> Recorder<S> {
         }));
     }
 
-    /// Hands `outcomes` to the writer (recorded by the chain under way, or the next one),
+    /// Hands `outcomes` to the writer (recorded by the next job: the one under way took its
+    /// batch when it started),
     /// and asks for `want` more URLs for the workers before its next record, within `cap`;
     /// `None` withdraws what was asked before (the crawl is stopping, or its budget is spent:
     /// nothing more is checked out).
@@ -114,12 +115,12 @@ impl<S: CrawlDb> Recorder<S> {
         self.job.is_some() || self.ready.is_some()
     }
 
-    /// True when the chain has ended and the store waits to be taken back.
+    /// True when the record job has ended and the store waits to be taken back.
     pub(super) fn done(&self) -> bool {
         self.ready.is_some() || self.job.as_ref().is_some_and(JoinHandle::is_finished)
     }
 
-    /// True when the chain under way has run for [`CHAIN_SPAN`].
+    /// True when the record job under way has run for [`CHAIN_SPAN`].
     pub(super) fn overdue(&self) -> bool {
         self.away() && self.started.elapsed() >= CHAIN_SPAN
     }
