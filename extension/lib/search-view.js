@@ -63,8 +63,13 @@ class SearchView {
     this.list.addEventListener('keydown', (e) => this.key(e));
   }
 
-  /** Asks the host for the current query's pages; a late answer to an older query is dropped. */
-  async run() {
+  /**
+   * Asks the host for the current query's pages; a late answer to an older query is dropped, and
+   * so is a live refresh's answer that arrives after the user selected a result (it was asked
+   * before the selection, and would move the list under it).
+   * @param {boolean} [live] asked because the crawl fetched pages, not because the user typed
+   */
+  async run(live = false) {
     const query = this.input.value;
     const asked = ++this.asked;
     if (!query.trim()) {
@@ -73,10 +78,10 @@ class SearchView {
     }
     try {
       const hits = /** @type {SearchHit[]} */ (await send({ type: 'search', query, limit: 20 }));
-      if (asked !== this.asked) return;
+      if (asked !== this.asked || (live && this.active >= 0)) return;
       this.show(hits, hits.length ? '' : 'No fetched page has all these words yet.');
     } catch (e) {
-      if (asked !== this.asked) return;
+      if (asked !== this.asked || (live && this.active >= 0)) return;
       this.show([], e instanceof Error ? e.message : String(e));
     }
   }
@@ -91,7 +96,7 @@ class SearchView {
     const now = Date.now();
     if (!this.input.value.trim() || this.active >= 0 || now - this.lastLive < LIVE_MS) return;
     this.lastLive = now;
-    this.run().catch(() => {});
+    this.run(true).catch(() => {});
   }
 
   /**
