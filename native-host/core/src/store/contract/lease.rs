@@ -5,6 +5,9 @@
 use super::{fetched, url, CrawlDb, NewUrl, LONG};
 use std::time::{Duration, Instant};
 
+/// How long past a lease's latest end the tests look (clocks of a store and of the test).
+const LATE: Duration = Duration::from_millis(100);
+
 /// Seeds `(url, score)` pairs.
 fn seed(db: &mut dyn CrawlDb, seeds: &[(&str, f64)]) {
     let seeds: Vec<NewUrl> = seeds.iter().map(|(u, s)| url(u, *s, None, None)).collect();
@@ -69,25 +72,28 @@ pub fn a_lapsed_lease_returns_hosts_and_in_flight_urls(db: &mut dyn CrawlDb) {
             ("http://y.test/", 0.7),
         ],
     );
-    let t0 = Instant::now();
+    // Each deadline is taken from the instants around the call that set it, so a slow
+    // machine (or store) makes the test wait longer, never read the wrong side of a lease.
     let short = Duration::from_millis(300);
     let work = db.checkout("w1", 2, short).unwrap();
+    let first_end = Instant::now() + short; // the first lease ends by then
     assert_eq!(work.len(), 2);
     db.record(&[fetched(work[0].oid, 0.9, "x one", vec![])])
         .unwrap();
     std::thread::sleep(Duration::from_millis(150));
-    assert_eq!(db.renew("w1", Duration::from_millis(700)).unwrap(), 1);
-    std::thread::sleep(
-        Duration::from_millis(300).saturating_sub(t0.elapsed()) + Duration::from_millis(100),
-    );
+    let renewal = Duration::from_millis(700);
+    let asked = Instant::now(); // the renewed lease ends no sooner than asked + renewal
+    assert_eq!(db.renew("w1", renewal).unwrap(), 1);
+    let renewed_end = Instant::now() + renewal; // and no later than this
+    std::thread::sleep(first_end.saturating_duration_since(Instant::now()) + LATE);
     // Past the first lease's end, inside the renewed one: x is still w1's.
     assert_eq!(urls(db, "w2", 10, LONG), ["http://y.test/"]);
     assert_eq!(db.expire_leases().unwrap(), 0);
     assert!(
-        t0.elapsed() < Duration::from_millis(850),
+        asked.elapsed() < renewal,
         "the machine stalled; the renewal cannot be told from expiry"
     );
-    std::thread::sleep(Duration::from_millis(900).saturating_sub(t0.elapsed()));
+    std::thread::sleep(renewed_end.saturating_duration_since(Instant::now()) + LATE);
     assert_eq!(db.expire_leases().unwrap(), 1, "x.test/2 was in flight");
     assert!(db.held_hosts("w1").unwrap().is_empty());
     assert_eq!(urls(db, "w2", 10, LONG), ["http://x.test/2"]);
