@@ -227,9 +227,7 @@ impl<S: CrawlDb> Watchdog<S> {
         if self.reason.is_some() || self.recorder.away() {
             return Ok(());
         }
-        self.count_crawl().await?;
         let (config, in_flight) = (&self.config, self.in_flight);
-        let budget = self.budget();
         // Checked out ahead of the workers: twice their number. A deterministic crawl checks out
         // one wave, and the next only when this one is recorded. A wave is what the concurrent
         // crawl acts on before it sees their outcomes: its look-ahead (2 × concurrency) plus
@@ -248,9 +246,16 @@ impl<S: CrawlDb> Watchdog<S> {
         let room = (config.concurrency * ahead)
             .saturating_sub(held)
             .min((config.concurrency * MAX_OUT).saturating_sub(in_flight));
-        let n = budget.min(room).min(64);
         let hold = self.workers.crawler_waiting() || self.workers.parked() >= MAX_PARKED;
-        if n == 0 || hold || (in_flight >= config.concurrency && self.frontier_dry) {
+        if room == 0 || hold || (in_flight >= config.concurrency && self.frontier_dry) {
+            return Ok(());
+        }
+        // Only now, with room for a checkout, is a shared crawl's page count read (a round
+        // trip to the shared store).
+        self.count_crawl().await?;
+        let (config, budget) = (&self.config, self.budget());
+        let n = budget.min(room).min(64);
+        if n == 0 {
             return Ok(());
         }
         // Sized to free capacity: while every worker has work, the look-ahead is topped up
