@@ -284,7 +284,10 @@ impl Model {
 
     /// A background that swallows held-out examples would cost recall: it is validated on
     /// the spies (still held out), keeping only the more certain half of `order` until at most
-    /// `spy_noise` of the spies fall to it.
+    /// `spy_noise` of the spies fall to it, overall and within each topic. (A focused crawl's
+    /// pages are mostly of its own topic, so "labelled against unlabelled" can find that
+    /// whole topic unlabelled-like: in a 700-page crawl of a generated web the background
+    /// took all 186 Astronomy pages while losing 2 of 16 spies, both Astronomy's.)
     fn validate_on_spies(
         &mut self,
         unlabelled: &[Unlabelled],
@@ -304,15 +307,21 @@ impl Model {
                 break;
             }
             let c = self.uncapped_classifier();
-            let lost = (spies.iter())
-                .filter(|(_, _, counts)| {
-                    let p: Vec<(&str, u32)> =
-                        counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
-                    c.verdict(&c.log_probs_counts(&p, &mut scratch)).background >= 0.5
-                })
-                .count();
+            // Per topic: (spies lost, spies).
+            let mut by_topic: BTreeMap<TopicId, (usize, usize)> = BTreeMap::new();
+            for (_, topic, counts) in spies {
+                let p: Vec<(&str, u32)> = counts.iter().map(|(t, n)| (t.as_str(), *n)).collect();
+                let gone = c.verdict(&c.log_probs_counts(&p, &mut scratch)).background >= 0.5;
+                let e = by_topic.entry(*topic).or_default();
+                e.0 += usize::from(gone);
+                e.1 += 1;
+            }
+            let lost: usize = by_topic.values().map(|v| v.0).sum();
             report.spies_lost = lost as f64 / spies.len() as f64;
-            if report.spies_lost <= spy_noise {
+            let worst = (by_topic.values())
+                .map(|&(l, n)| l as f64 / n as f64)
+                .fold(0.0, f64::max);
+            if report.spies_lost <= spy_noise && worst <= spy_noise {
                 break;
             }
             order.truncate(order.len() / 2);
