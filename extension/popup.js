@@ -8,7 +8,7 @@ import { onBroadcast, send } from './lib/messages.js';
 import { installAdvice, openPanel } from './lib/platform.js';
 import { MAX_DELAY, MAX_PAGES } from './lib/protocol.js';
 import { TopicTree } from './lib/tree.js';
-import { $, act, el, shortUrl, showHost, showNotice, statusText, wireNoticeDismiss } from './lib/ui.js';
+import { $, act, el, setEnabled, shortUrl, showHost, showNotice, statusText, wireNoticeDismiss } from './lib/ui.js';
 
 /**
  * @typedef {import('./lib/messages.js').State} State
@@ -64,7 +64,7 @@ function showSelection() {
   const t = tree.selectedTopic();
   $('selected-path').textContent = t?.path ?? '/';
   const isRoot = !t || t.id === t.parent;
-  for (const id of ['rename-topic', 'move-topic', 'delete-topic', 'add-page', 'add-all-tabs']) button(id).disabled = isRoot;
+  for (const id of ['rename-topic', 'move-topic', 'delete-topic', 'add-page', 'add-all-tabs']) setEnabled(button(id), !isRoot);
 }
 
 /** @type {string | null | undefined} why the host is not connected (Chrome's words) */
@@ -85,12 +85,12 @@ function showStatus() {
   button('retry-host').hidden = hostConnected;
   const running = crawlStatus?.state === 'running' || crawlStatus?.state === 'stopping';
   const start = button('start-crawl');
-  start.disabled = !hostConnected;
+  setEnabled(start, hostConnected);
   start.textContent = running ? 'Restart' : 'Start';
   start.title = running ? 'Stop the running crawl and start again with these seeds and options' : 'Start crawling';
-  button('stop-crawl').disabled = !hostConnected || !running;
-  button('retry-failed').disabled = !hostConnected;
-  button('new-crawl').disabled = !hostConnected || running;
+  setEnabled(button('stop-crawl'), hostConnected && running);
+  setEnabled(button('retry-failed'), hostConnected);
+  setEnabled(button('new-crawl'), hostConnected && !running);
   // "New crawl: the previous one is kept as ..." is about the moment before this crawl.
   if (running && $('crawl-note').dataset.kind === 'new-crawl') {
     $('crawl-note').textContent = '';

@@ -159,9 +159,12 @@ function showLinks(id, list) {
     more.addEventListener('click', () => act(more, async () => {
       const r = await send({ type: 'start_crawl', seeds: [], from: [h.url] });
       showNotice(null);
+      // It resumes the whole crawl (to its page budget): say so, and how it ends.
       $('more-note').textContent = r.queued
-        ? `${r.queued} link${r.queued === 1 ? '' : 's'} of ${shortUrl(h.url)} queued first`
-        : `${shortUrl(h.url)} has no links left to fetch; the crawl goes on from its frontier`;
+        ? `${r.queued} link${r.queued === 1 ? '' : 's'} of ${shortUrl(h.url)} queued first; the crawl ` +
+          'resumed and goes on from there until its page budget (Stop in the popup ends it)'
+        : `${shortUrl(h.url)} has no links left to fetch; the crawl resumed from its frontier ` +
+          '(Stop in the popup ends it)';
     }));
     // Why it ranks: how many of its fetched out-links lead to relevant pages.
     const why = h.fetched_links === undefined ? []

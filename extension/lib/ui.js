@@ -144,8 +144,20 @@ export async function act(button, fn) {
   } catch (e) {
     showNotice(e instanceof Error ? e.message : String(e), /** @type {any} */ (e)?.detail ?? '');
   } finally {
-    if (button) button.disabled = false;
+    // A button whose state the page sets (Stop while no crawl runs) stays as that state says.
+    if (button) button.disabled = button.dataset.enabled === 'false';
   }
+}
+
+/**
+ * Enables or disables a button by the page's state; an action under way on it ({@link act}) leaves
+ * it so when it ends, rather than enabling it again.
+ * @param {HTMLButtonElement} button
+ * @param {boolean} on
+ */
+export function setEnabled(button, on) {
+  button.dataset.enabled = String(on);
+  button.disabled = !on;
 }
 
 /** Keys of the "Details" disclosures the user opened: they stay open when their list is redrawn. */

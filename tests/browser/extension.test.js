@@ -517,10 +517,14 @@ test('(f2) "crawl more from here" on a hub puts its links first, with the rememb
   const note = await panel.textContent('#more-note') ?? '';
   const queued = Number(note.match(/^(\d+) links? of /)?.[1] ?? 0);
   assert.ok(queued > 0, `links queued: ${note}`);
+  assert.match(note, /the crawl resumed/, 'the note says the whole crawl goes on');
   assert.match(await panel.getAttribute('#hubs li:first-child .crawl-more', 'aria-label') ?? '', /^crawl more from \S+/);
   await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
   await S.popup.click('#stop-crawl');
   await panel.waitForSelector('#crawl-state[data-state="idle"]', { timeout: 30_000 });
+  // Stopped: Stop is disabled again (the click's own handler used to enable it after the status
+  // had disabled it).
+  await S.popup.waitForSelector('#stop-crawl[disabled]', { timeout: 10_000 });
 });
 
 test('(z) "not relevant" on a hub in the side panel: the resumed crawl\'s next distillation drops it; undo', async () => {
