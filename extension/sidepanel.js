@@ -166,8 +166,9 @@ function showLinks(id, list) {
         : `${shortUrl(h.url)} has no links left to fetch; the crawl resumed from its frontier ` +
           '(Stop in the popup ends it)';
     }));
-    // Why it ranks: how many of its fetched out-links lead to relevant pages.
-    const why = h.fetched_links === undefined ? []
+    // Why a hub ranks: how many of its fetched out-links lead to relevant pages. (An authority
+    // ranks by the links into it, so its own out-links would say nothing of why.)
+    const why = id !== 'hubs' || h.fetched_links === undefined ? []
       : [el('span', { class: 'why', title: 'of the links on this page to pages fetched so far, how many lead to relevant pages' },
         `${h.relevant_links}/${h.fetched_links} relevant`)];
     const li = el('li', { 'data-url': h.url }, link, ...why, el('span', { class: 'score' }, h.score.toFixed(3)), more);

@@ -373,6 +373,8 @@ test('(e) a crawl started from the popup shows rising counters, plot dots and hu
   }
   assert.ok(ten.some((h) => Number(h.why.split('/')[0]) > 0), `some hub links to relevant pages: ${JSON.stringify(ten)}`);
   assert.ok(new Set(ten.map((h) => h.score)).size >= 5, `distinct hub scores: ${JSON.stringify(ten)}`);
+  // Authorities rank by the links into them: their own out-links are not shown as a reason.
+  assert.equal(await panel.locator('#authorities li .why').count(), 0, 'no out-link counts on authorities');
 
   await S.popup.waitForSelector('#stop-crawl:not([disabled])', { timeout: 10_000 });
   await S.popup.click('#stop-crawl');
