@@ -295,9 +295,6 @@ fn off_taxonomy_regions_stay_out_of_the_top_hubs_and_authorities() {
     );
 }
 
-/// The report's confidence view tells the pages a crawl cannot place: on a generated web with
-/// off-taxonomy regions, a breadth-first crawl (which wanders into them) has most of its
-/// off-taxonomy pages marked "cannot place" and most of its topical pages placed.
 /// A breadth-first crawl of astronomy on a generated web with three off-taxonomy regions,
 /// `extra` flags given to `forager crawl`; the web, and the crawl's database.
 fn crawl_with_off_taxonomy(name: &str, pages: &str, extra: &[&str]) -> (SynthWeb, PathBuf) {
@@ -359,6 +356,9 @@ fn share(a: usize, b: usize) -> f64 {
     a as f64 / b.max(1) as f64
 }
 
+/// The report's confidence view tells the pages a crawl cannot place: on a generated web with
+/// off-taxonomy regions, a breadth-first crawl (which wanders into them) has most of its
+/// off-taxonomy pages marked "cannot place" and its topical pages placed.
 #[test]
 fn the_report_tells_the_pages_the_classifier_cannot_place() {
     let (synth, db) = crawl_with_off_taxonomy("ow-confidence", "800", &[]);
@@ -380,7 +380,7 @@ fn the_report_tells_the_pages_the_classifier_cannot_place() {
 /// The crawl's own topic is most of its pages, so "labelled against unlabelled" can find
 /// that whole topic unlabelled-like; the spies of that topic must keep it out of the
 /// background. (This deterministic 700-page crawl is one where they did not: 384 of 700
-/// pages unplaced, every Astronomy page among them, while 2 of 16 spies were lost.)
+/// pages unplaced, 182 of 496 topical ones among them.)
 #[test]
 fn a_crawls_own_topic_is_not_taken_for_the_background() {
     let (synth, db) = crawl_with_off_taxonomy("ow-own-topic", "700", &["--deterministic"]);

@@ -286,7 +286,7 @@ impl Model {
     /// the spies (still held out), keeping only the more certain half of `order` until at most
     /// `spy_noise` of the spies fall to it, overall and within each topic. (A focused crawl's
     /// pages are mostly of its own topic, so "labelled against unlabelled" can find that
-    /// whole topic unlabelled-like: in a 700-page crawl of a generated web the background
+    /// whole topic unlabelled-like: in an 800-page crawl of a generated web the background
     /// took all 186 Astronomy pages while losing 2 of 16 spies, both Astronomy's.)
     fn validate_on_spies(
         &mut self,
