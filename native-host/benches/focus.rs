@@ -235,26 +235,16 @@ fn checkpoints(pages: usize) -> Vec<usize> {
     v
 }
 
-/// "mean [min..max]" of `xs`, and the mean.
-fn spread(xs: &[f64]) -> (String, f64) {
+/// "mean [min..max]" of `xs` to `decimals` places, and the mean.
+fn spread(xs: &[f64], decimals: usize) -> (String, f64) {
     if xs.is_empty() {
         return ("-".into(), f64::NAN);
     }
     let mean = xs.iter().sum::<f64>() / xs.len() as f64;
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (format!("{mean:.3} [{lo:.3}..{hi:.3}]"), mean)
-}
-
-/// "mean [min..max]" of counts.
-fn spread_counts(xs: &[f64]) -> String {
-    if xs.is_empty() {
-        return "-".into();
-    }
-    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    format!("{mean:.0} [{lo:.0}..{hi:.0}]")
+    let d = decimals;
+    (format!("{mean:.d$} [{lo:.d$}..{hi:.d$}]"), mean)
 }
 
 /// How a side crawls.
@@ -406,10 +396,10 @@ fn run_task(plan: &Plan<'_>, task: &Task, sides: &[Side], runs: usize) -> Tally 
 /// first side's.
 fn print_task(name: &str, pages: usize, sides: &[Side], t: &Tally, runs: usize) {
     for (k, n) in checkpoints(pages).into_iter().enumerate() {
-        let (_, first) = spread(&t.harvest[0][k]);
+        let (_, first) = spread(&t.harvest[0][k], 3);
         let mut row = format!("{name:<12} {n:>5} ");
         for i in 0..sides.len() {
-            let (s, m) = spread(&t.harvest[i][k]);
+            let (s, m) = spread(&t.harvest[i][k], 3);
             let gap = if i == 0 {
                 String::new()
             } else {
@@ -422,7 +412,7 @@ fn print_task(name: &str, pages: usize, sides: &[Side], t: &Tally, runs: usize) 
     for (k, w) in wall_times().iter().enumerate() {
         let mut row = format!("{name:<12} {:>5} ", format!("{w}s"));
         for i in 0..sides.len() {
-            row += &format!(" {:<28}", spread_counts(&t.wall[i][k]));
+            row += &format!(" {:<28}", spread(&t.wall[i][k], 0).0);
         }
         println!("{row}  relevant pages by then");
     }
