@@ -72,16 +72,17 @@ class SearchView {
   async run(live = false) {
     const query = this.input.value;
     const asked = ++this.asked;
+    const stale = () => asked !== this.asked || (live && this.active >= 0);
     if (!query.trim()) {
       this.show([], '');
       return;
     }
     try {
       const hits = /** @type {SearchHit[]} */ (await send({ type: 'search', query, limit: 20 }));
-      if (asked !== this.asked || (live && this.active >= 0)) return;
+      if (stale()) return;
       this.show(hits, hits.length ? '' : 'No fetched page has all these words yet.');
     } catch (e) {
-      if (asked !== this.asked || (live && this.active >= 0)) return;
+      if (stale()) return;
       this.show([], e instanceof Error ? e.message : String(e));
     }
   }
